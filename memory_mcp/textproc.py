@@ -84,9 +84,13 @@ _KO_SUFFIXES: tuple[str, ...] = tuple(
     )
 )
 
+def _wordset(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
 # Query-side stop words: function words and question words that carry no topic. BM25's IDF
 # already discounts them, but they still add noise to OR queries over short memories (measured).
-_STOP_EN = frozenset(
+_STOP_EN = _wordset(
     """
     a an the and or but if of to in on at by for with from as into onto about over under than then
     is are was were be been being am do does did done doing have has had having will would shall
@@ -95,9 +99,9 @@ _STOP_EN = frozenset(
     when where why how whats s t d ll re ve m not no so too very just also any some all each
     both either neither up down out off again further once only own same such other more most
     many much few lot kind sort thing things get got
-    """.split()
+    """
 )
-_STOP_RU = frozenset(
+_STOP_RU = _wordset(
     """
     и в во не что он на я с со как а то все она так его но да ты к у же вы за бы по только ее её мне
     было вот от меня еще ещё нет о об из ему когда даже ли если уже или ни быть был него до вас
@@ -105,13 +109,13 @@ _STOP_RU = frozenset(
     тогда кто этот того этого какой какая какое какие каким какую ним здесь этом этой эти эту
     тот та те при нас про них им это который которая которое которые которых котором
     чтобы чтоб были также ко сколько почему зачем куда откуда чей чья чьи
-    """.split()
+    """
 )
-_STOP_KO = frozenset(
+_STOP_KO = _wordset(
     """
     무엇 무엇인가 무엇인지 무슨 어떤 어떻게 어디 어디인가 어느 언제 누구 누가 몇 왜 얼마 얼마나 그 이 저
     것 수 등 및 때 곳 인물 사람 이름
-    """.split()
+    """
 )
 
 
