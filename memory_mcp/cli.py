@@ -1,0 +1,72 @@
+"""`memory-mcp`: the server (default) and commands for people. Thin: every command calls the store."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from . import render
+from .errors import StoreError
+
+
+def _parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--store", type=Path, default=None,
+                        help="store folder (default: $MEMORY_MCP_ROOT, else ~/.memory-mcp/default)")
+    p = argparse.ArgumentParser(prog="memory-mcp", parents=[common],
+                                description="Long-term memory for coding agents, served over MCP.")
+    sub = p.add_subparsers(dest="command")
+    s = sub.add_parser("serve", parents=[common], help="run the MCP server (stdio; the default command)")
+    s.add_argument("--http", action="store_true", help="serve streamable HTTP at /mcp instead of stdio")
+    s.add_argument("--host", default="127.0.0.1")
+    s.add_argument("--port", type=int, default=8765)
+    i = sub.add_parser("init", parents=[common], help="create a new store")
+    i.add_argument("path", nargs="?", type=Path)
+    sub.add_parser("status", parents=[common], help="counts, coverage, conflicts, review and problems")
+    r = sub.add_parser("recall", parents=[common], help="search memories")
+    r.add_argument("query", nargs="*")
+    r.add_argument("--limit", type=int, default=8)
+    r.add_argument("--all", action="store_true", help="include archived and deprecated memories")
+    x = sub.add_parser("reindex", parents=[common], help="rebuild the index from the files")
+    x.add_argument("--verify", action="store_true", help="re-hash every file and report drift")
+    sub.add_parser("digest", parents=[common], help="print the session digest")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the `memory-mcp` console script."""
+    args = _parser().parse_args(argv)
+    command = args.command or "serve"
+    try:
+        if command == "serve":
+            from .server import serve
+
+            serve(args.store, http=getattr(args, "http", False), host=getattr(args, "host", "127.0.0.1"),
+                  port=getattr(args, "port", 8765))
+            return 0
+        from .store import Store, default_root, init_store
+
+        if command == "init":
+            root = init_store(args.path or args.store or default_root())
+            print(f"memory store ready at {root}")
+            return 0
+        store = Store.open(args.store)
+        if command == "status":
+            print(render.status(store.status()))
+        elif command == "recall":
+            result = store.recall(" ".join(args.query), limit=args.limit, include_archived=args.all,
+                                  include_deprecated=args.all)
+            print(render.recall(result))
+        elif command == "reindex":
+            print(render.reindex(store.reindex(verify=args.verify)))
+        elif command == "digest":
+            print(render.digest(store.digest()))
+        return 0
+    except StoreError as e:
+        print(f"memory-mcp: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,75 @@
+"""dictionary.md: the entity vocabulary. `- name: description (aka: alias1, alias2)` per line."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+_LINE = re.compile(r"^\s*[-*]\s+([^:\n]+?)\s*(?::\s*(.*))?$")
+_AKA = re.compile(r"\(\s*aka\s*:\s*([^)]*)\)\s*$", re.IGNORECASE)
+
+
+@dataclass
+class Dictionary:
+    """Canonical entity names and the aliases that map to them (matched without regard to case)."""
+
+    canonical: dict[str, str] = field(default_factory=dict)  # lower(name or alias) -> canonical name
+    names: list[str] = field(default_factory=list)
+    version: str = ""
+
+    @classmethod
+    def load(cls, path: Path) -> Dictionary:
+        """Read dictionary.md; a missing file is an empty dictionary."""
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except (FileNotFoundError, IsADirectoryError):
+            return cls(version="")
+        return cls.parse(text)
+
+    @classmethod
+    def parse(cls, text: str) -> Dictionary:
+        d = cls(version=hashlib.sha256(text.encode()).hexdigest()[:16])
+        in_code = False
+        for line in text.splitlines():
+            if line.strip().startswith("```"):
+                in_code = not in_code
+            # Indented lines are examples in the template's explanation, not entries.
+            if in_code or line.startswith(("    ", "\t")):
+                continue
+            m = _LINE.match(line)
+            if not m:
+                continue
+            name = m.group(1).strip()
+            aliases: list[str] = []
+            aka = _AKA.search(m.group(2) or "")
+            if aka:
+                aliases = [a.strip() for a in aka.group(1).split(",") if a.strip()]
+            if name.lower() not in d.canonical:
+                d.names.append(name)
+            for key in (name, *aliases):
+                d.canonical.setdefault(key.lower(), name)
+        return d
+
+    def __bool__(self) -> bool:
+        return bool(self.names)
+
+    def normalise(self, entity: str) -> str:
+        """The canonical name of `entity`, or the entity trimmed when the dictionary does not know it."""
+        cleaned = " ".join(entity.split())
+        return self.canonical.get(cleaned.lower(), cleaned)
+
+    def normalise_all(self, entities: list[str]) -> tuple[list[str], list[str]]:
+        """(canonical names without duplicates, in order; the ones the dictionary does not know)."""
+        out: dict[str, None] = {}
+        unknown: dict[str, None] = {}
+        for e in entities:
+            n = self.normalise(e)
+            if not n:
+                continue
+            if n.lower() not in {k.lower() for k in out}:
+                out[n] = None
+            if self and n.lower() not in self.canonical:
+                unknown[n] = None
+        return list(out), list(unknown)

@@ -1,0 +1,68 @@
+"""The typed errors the core raises. Each has a stable code the MCP server and CLI show."""
+
+from __future__ import annotations
+
+
+class StoreError(Exception):
+    """Base of every expected failure. `code` is stable; the message says what to do next."""
+
+    code = "error"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    def __str__(self) -> str:
+        return f"[{self.code}] {self.message}"
+
+
+class InvalidArgument(StoreError):
+    code = "invalid_argument"
+
+
+class InvalidId(StoreError):
+    code = "invalid_id"
+
+
+class NotFound(StoreError):
+    code = "not_found"
+
+
+class Containment(StoreError):
+    code = "outside_store"
+
+
+class InvalidStore(StoreError):
+    code = "invalid_store"
+
+
+class ParseError(StoreError):
+    code = "frontmatter_parse"
+
+
+class InvalidTransition(StoreError):
+    code = "invalid_transition"
+
+
+class ReasonRequired(StoreError):
+    code = "reason_required"
+
+
+class ConfirmRequired(StoreError):
+    code = "confirm_required"
+
+
+class InvalidSupersede(StoreError):
+    code = "invalid_supersede"
+
+
+class SecretDetected(StoreError):
+    code = "secret_detected"
+
+
+class TooLarge(StoreError):
+    code = "too_large"
+
+
+class Busy(StoreError):
+    code = "store_busy"

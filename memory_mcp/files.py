@@ -1,0 +1,262 @@
+"""Memory files: parse, validate, serialize, write atomically. The files are the source of truth.
+
+The frontmatter is read with a strict YAML loader: safe types only, no aliases (a "billion laughs"
+file must not blow up the server), and timestamps kept as the strings the person wrote, so a file
+the server rewrites keeps its dates byte for byte.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import tempfile
+from pathlib import Path
+
+import yaml
+
+from .errors import ParseError
+from .model import (
+    PROVISIONAL_RE,
+    ULID_RE,
+    Memory,
+    MemoryType,
+    State,
+    Trust,
+    provisional_id,
+)
+
+MAX_FILE_BYTES = 1_000_000
+MAX_FRONTMATTER_BYTES = 64_000
+
+KEY_ORDER = (
+    "id", "type", "state", "trust", "entities", "source", "created", "updated", "review_after",
+    "conflicts_with", "distinct_from", "supersedes", "superseded_by", "deprecated_reason", "feedback",
+)
+_LIST_KEYS = {"entities", "conflicts_with", "distinct_from", "supersedes"}
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """SafeLoader that keeps timestamps as strings and refuses aliases."""
+
+    def compose_node(self, parent, index):  # type: ignore[no-untyped-def]
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()
+            raise yaml.composer.ComposerError(
+                None, None, "YAML aliases (*name) are not allowed in memory files", event.start_mark
+            )
+        return super().compose_node(parent, index)
+
+
+_StrictLoader.yaml_implicit_resolvers = {
+    ch: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for ch, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+
+
+def _yaml_load(text: str) -> object:
+    return yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
+
+
+def decode(raw: bytes) -> str:
+    """Bytes of a memory file to text with LF line ends, or ParseError saying why it is not one."""
+    if len(raw) > MAX_FILE_BYTES:
+        raise ParseError(f"file is {len(raw):,} bytes; memory files are limited to {MAX_FILE_BYTES:,}")
+    if b"\x00" in raw:
+        raise ParseError("binary file (contains NUL bytes), not markdown")
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise ParseError(f"not UTF-8 text (byte {e.start}); re-save the file as UTF-8") from None
+    return text.replace("\r\n", "\n")
+
+
+_FM_CLOSE = re.compile(r"^---[ \t]*$", re.MULTILINE)
+
+
+def split(text: str) -> tuple[str | None, str]:
+    """(frontmatter text or None, body). The body is everything after the closing `---` line."""
+    if not text.startswith("---\n"):
+        return None, text
+    m = _FM_CLOSE.search(text, 4)
+    if not m:
+        raise ParseError("frontmatter opened with '---' but never closed with a '---' line")
+    fm = text[4 : m.start()]
+    end = m.end() + 1 if text[m.end() : m.end() + 1] == "\n" else m.end()
+    return fm, text[end:]
+
+
+def parse(text: str, rel_path: str) -> Memory:
+    """Parse a memory file's text. Raises ParseError with a readable reason."""
+    fm_text, body = split(text)
+    if fm_text is None:
+        return Memory(id=provisional_id(rel_path), body=body, provisional=True)
+    if len(fm_text.encode()) > MAX_FRONTMATTER_BYTES:
+        raise ParseError(f"frontmatter over {MAX_FRONTMATTER_BYTES:,} bytes")
+    try:
+        data = _yaml_load(fm_text)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f" at line {mark.line + 2}" if mark is not None else ""
+        problem = getattr(e, "problem", None) or str(e).splitlines()[0]
+        raise ParseError(f"broken YAML frontmatter{where}: {problem}") from None
+    except RecursionError:
+        raise ParseError("YAML frontmatter nested too deeply") from None
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ParseError("frontmatter must be a mapping of keys to values")
+    return _from_mapping(data, body, rel_path)
+
+
+def _text(data: dict, key: str) -> str | None:
+    value = data.get(key)
+    if value is None or value == "":
+        return None
+    if isinstance(value, (dict, list)):
+        raise ParseError(f"'{key}' must be a single value, not a {type(value).__name__}")
+    return str(value)
+
+
+def _list(data: dict, key: str) -> list[str]:
+    value = data.get(key)
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [value] if value.strip() else []
+    if not isinstance(value, list) or any(isinstance(v, (dict, list)) or v is None for v in value):
+        raise ParseError(f"'{key}' must be a list of names, like [a, b]")
+    return [str(v) for v in value]
+
+
+def _enum(data: dict, key: str, enum: type, default: object) -> object:
+    value = data.get(key)
+    if value is None:
+        return default
+    try:
+        return enum(str(value))
+    except ValueError:
+        allowed = ", ".join(e.value for e in enum)
+        raise ParseError(f"unknown {key} '{value}' (allowed: {allowed})") from None
+
+
+def _from_mapping(data: dict, body: str, rel_path: str) -> Memory:
+    raw_id = data.get("id")
+    provisional = raw_id is None or raw_id == ""
+    if provisional:
+        mem_id = provisional_id(rel_path)
+    else:
+        mem_id = str(raw_id)
+        if not ULID_RE.match(mem_id) or PROVISIONAL_RE.match(mem_id):
+            raise ParseError(f"id '{mem_id[:40]}' is not a ULID (26 characters of Crockford base32)")
+    feedback = data.get("feedback", 0) or 0
+    if isinstance(feedback, bool) or not isinstance(feedback, (int, float)):
+        raise ParseError(f"feedback must be a number between -1 and 1, not '{feedback}'")
+    extra = {k: v for k, v in data.items() if k not in KEY_ORDER}
+    for key in extra:
+        if not isinstance(key, str):
+            raise ParseError(f"frontmatter key {key!r} must be text")
+    return Memory(
+        id=mem_id,
+        body=body,
+        type=_enum(data, "type", MemoryType, MemoryType.FACT),  # type: ignore[arg-type]
+        state=_enum(data, "state", State, State.ACTIVE),  # type: ignore[arg-type]
+        trust=_enum(data, "trust", Trust, Trust.AGENT_INFERRED),  # type: ignore[arg-type]
+        entities=_list(data, "entities"),
+        source=_text(data, "source") or "",
+        created=_text(data, "created"),
+        updated=_text(data, "updated"),
+        review_after=_text(data, "review_after"),
+        conflicts_with=_list(data, "conflicts_with"),
+        distinct_from=_list(data, "distinct_from"),
+        supersedes=_list(data, "supersedes"),
+        superseded_by=_text(data, "superseded_by"),
+        deprecated_reason=_text(data, "deprecated_reason"),
+        feedback=max(-1.0, min(1.0, float(feedback))),
+        extra=extra,
+        provisional=provisional,
+    )
+
+
+def _scalar(value: str) -> str:
+    """A string as a YAML scalar: plain when it reads back identically, else double-quoted."""
+    if value and value == value.strip() and "\n" not in value:
+        try:
+            if _yaml_load(f"k: {value}") == {"k": value} and _yaml_load(f"k: [{value}]") == {"k": [value]}:
+                return value
+        except yaml.YAMLError:
+            pass
+    # A JSON string is a valid YAML double-quoted scalar.
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _flow_list(values: list[str]) -> str:
+    return "[" + ", ".join(_scalar(v) for v in values) + "]"
+
+
+def serialize(mem: Memory) -> str:
+    """The file text of a memory: fixed key order, empty optional keys omitted, unknown keys last."""
+    lines = [
+        f"id: {mem.id}",
+        f"type: {mem.type.value}",
+        f"state: {mem.state.value}",
+        f"trust: {mem.trust.value}",
+        f"entities: {_flow_list(mem.entities)}",
+    ]
+    optional: list[tuple[str, str | list[str] | None]] = [
+        ("source", mem.source or None),
+        ("created", mem.created),
+        ("updated", mem.updated),
+        ("review_after", mem.review_after),
+        ("conflicts_with", mem.conflicts_with),
+        ("distinct_from", mem.distinct_from),
+        ("supersedes", mem.supersedes),
+        ("superseded_by", mem.superseded_by),
+        ("deprecated_reason", mem.deprecated_reason),
+    ]
+    for key, value in optional:
+        if isinstance(value, list):
+            if value:
+                lines.append(f"{key}: {_flow_list(value)}")
+        elif value:
+            lines.append(f"{key}: {_scalar(value)}")
+    if mem.feedback:
+        lines.append(f"feedback: {round(mem.feedback, 2)!r}")
+    head = "\n".join(lines) + "\n"
+    if mem.extra:
+        head += yaml.safe_dump(
+            mem.extra, sort_keys=False, allow_unicode=True, default_flow_style=False, width=10**6
+        )
+    return f"---\n{head}---\n{mem.body}"
+
+
+def frontmatter(mem: Memory) -> dict[str, object]:
+    """The frontmatter of `mem` as a mapping, in file order, exactly as `serialize` writes it."""
+    fm_text, _ = split(serialize(mem))
+    data = _yaml_load(fm_text or "")
+    return data if isinstance(data, dict) else {}
+
+
+def atomic_write(path: Path, text: str) -> None:
+    """Write `text` to `path` so a crash leaves either the old file or the new one, never half.
+
+    The temp file is a dot-file in the same folder: the scanner skips dot-files, and rename
+    within one folder is atomic."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(text.encode("utf-8"))
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+    dir_fd = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)

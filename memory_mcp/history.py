@@ -1,0 +1,97 @@
+"""Git: one commit per write, only the memory files, with the person's identity when they have one."""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import git
+
+FALLBACK_NAME = "memory-mcp"
+FALLBACK_EMAIL = "memory-mcp@localhost"
+# A git index.lock older than this, found while we hold the store's write lock, is left by a crash.
+STALE_GIT_LOCK_SECONDS = 60
+
+
+@dataclass(frozen=True)
+class Commit:
+    commit: str
+    date: str
+    message: str
+
+
+class History:
+    """The store's git repository, used through GitPython's git command wrapper."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.repo = git.Repo(root)
+        self._env = self._identity_env()
+
+    @staticmethod
+    def init(root: Path) -> History:
+        git.Repo.init(root, initial_branch="main")
+        return History(root)
+
+    def _identity_env(self) -> dict[str, str]:
+        """Environment that supplies a fallback identity only for what the person has not configured."""
+        env: dict[str, str] = {}
+        reader = self.repo.config_reader()
+        if not (os.environ.get("GIT_AUTHOR_NAME") or reader.get_value("user", "name", "")):
+            env["GIT_AUTHOR_NAME"] = env["GIT_COMMITTER_NAME"] = FALLBACK_NAME
+        if not (os.environ.get("GIT_AUTHOR_EMAIL") or reader.get_value("user", "email", "")):
+            env["GIT_AUTHOR_EMAIL"] = env["GIT_COMMITTER_EMAIL"] = FALLBACK_EMAIL
+        return env
+
+    def _clear_stale_lock(self) -> None:
+        lock = Path(self.repo.git_dir) / "index.lock"
+        try:
+            age = time.time() - lock.stat().st_mtime
+        except FileNotFoundError:
+            return
+        if age > STALE_GIT_LOCK_SECONDS:
+            lock.unlink(missing_ok=True)
+
+    def commit_paths(self, paths: list[str], subject: str, memory_ids: list[str], body: str = "") -> str | None:
+        """Commit exactly `paths` (added, changed or deleted) and nothing else the person has staged.
+
+        Returns the commit sha, or None when none of the paths differ from HEAD."""
+        if not paths:
+            return None
+        self._clear_stale_lock()
+        g = self.repo.git
+        existing = [p for p in paths if (self.root / p).exists()]
+        if existing:
+            g.add("--", *existing, env=self._env)
+        status = g.status("--porcelain", "--untracked-files=no", "--", *paths)
+        if not status.strip():
+            return None
+        trailers = "".join(f"\nMemory-Id: {i}" for i in dict.fromkeys(memory_ids))
+        message = subject + ("\n\n" + body.strip() if body.strip() else "") + ("\n" + trailers if trailers else "")
+        has_head = self.repo.head.is_valid()
+        if has_head:
+            # --only with paths: commit these paths as they are in the work tree, leave other staged work alone.
+            g.commit("--only", "--no-verify", "-q", "-m", message, "--", *paths, env=self._env)
+        else:
+            g.commit("--no-verify", "-q", "-m", message, env=self._env)
+        return self.repo.head.commit.hexsha
+
+    def log(self, path: str, limit: int = 20) -> list[Commit]:
+        """The commits that touched one file, newest first, following renames."""
+        try:
+            out = self.repo.git.log(f"-n{limit}", "--follow", "--format=%H%x1f%aI%x1f%s", "--", path)
+        except git.GitCommandError:
+            return []
+        return [Commit(*line.split("\x1f", 2)) for line in out.splitlines() if line.count("\x1f") == 2]
+
+    def summary(self) -> dict[str, object]:
+        """Branch, head, and whether memory files have uncommitted changes."""
+        head = self.repo.head.commit.hexsha[:12] if self.repo.head.is_valid() else None
+        try:
+            branch = self.repo.active_branch.name
+        except TypeError:
+            branch = None
+        dirty = bool(self.repo.git.status("--porcelain", "--", "memories", "dictionary.md").strip())
+        return {"branch": branch, "head": head, "memory_files_dirty": dirty}

@@ -1,0 +1,325 @@
+"""The derived SQLite index: schema, upserts and the raw search signals. Disposable by design.
+
+Nothing here is the truth: every row can be rebuilt from the memory files. The one thing only
+the index knows is usage (recall counts), which feeds the `heat` term of ranking.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import textproc
+from .model import Memory, body_sha, content_key
+
+# --- FTS table definitions (tokenizers and bm25 column weights); bump SCHEMA_VERSION on change ---
+SCHEMA_VERSION = "1"
+FTS_TABLES = {
+    "fts_word": ("(title, body, entities, tokenize = 'unicode61 remove_diacritics 2')", (10.0, 1.0, 2.0)),
+    "fts_stem": ("(title, body, tokenize = 'unicode61 remove_diacritics 2')", (10.0, 1.0)),
+    "fts_tri": ("(title, body, entities, tokenize = 'trigram')", (10.0, 1.0, 2.0)),
+}
+# --- end of FTS table definitions ---
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS files (
+    path TEXT PRIMARY KEY, mtime_ns INTEGER NOT NULL, size INTEGER NOT NULL, sha TEXT NOT NULL,
+    error TEXT
+);
+CREATE TABLE IF NOT EXISTS memories (
+    rowid INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, path TEXT NOT NULL UNIQUE,
+    title TEXT NOT NULL, excerpt TEXT NOT NULL, type TEXT NOT NULL, state TEXT NOT NULL,
+    trust TEXT NOT NULL, entities TEXT NOT NULL, source TEXT NOT NULL, created TEXT, updated TEXT,
+    review_after TEXT, superseded_by TEXT, supersedes TEXT NOT NULL, conflicts_with TEXT NOT NULL,
+    distinct_from TEXT NOT NULL, deprecated_reason TEXT, feedback REAL NOT NULL,
+    content_key TEXT NOT NULL, body_sha TEXT NOT NULL, provisional INTEGER NOT NULL,
+    body_chars INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS entities (memory_rowid INTEGER NOT NULL, entity TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS entities_by_name ON entities(entity);
+CREATE INDEX IF NOT EXISTS entities_by_row ON entities(memory_rowid);
+CREATE INDEX IF NOT EXISTS memories_by_content ON memories(content_key);
+CREATE TABLE IF NOT EXISTS usage (
+    id TEXT PRIMARY KEY, recall_count INTEGER NOT NULL DEFAULT 0, last_recalled TEXT
+);
+"""
+
+
+@dataclass(frozen=True)
+class FileStat:
+    """What the stat gate compares, plus the content hash of the bytes read."""
+
+    mtime_ns: int
+    size: int
+    sha: str
+
+
+@dataclass(frozen=True)
+class Row:
+    """A memory as the index holds it: enough to rank, filter and list without opening the file."""
+
+    rowid: int
+    id: str
+    path: str
+    title: str
+    excerpt: str
+    type: str
+    state: str
+    trust: str
+    entities: list[str]
+    source: str
+    created: str | None
+    updated: str | None
+    review_after: str | None
+    superseded_by: str | None
+    supersedes: list[str]
+    conflicts_with: list[str]
+    distinct_from: list[str]
+    deprecated_reason: str | None
+    feedback: float
+    content_key: str
+    body_sha: str
+    provisional: bool
+    body_chars: int
+
+
+_ROW_COLUMNS = ", ".join(f"m.{name}" for name in Row.__dataclass_fields__)
+
+
+def _row(r: sqlite3.Row | tuple) -> Row:
+    (rowid, id_, path, title, excerpt, type_, state, trust, entities, source, created, updated,
+     review_after, superseded_by, supersedes, conflicts_with, distinct_from, deprecated_reason,
+     feedback, content_key, body_sha, provisional, body_chars) = r
+    return Row(rowid, id_, path, title, excerpt, type_, state, trust, json.loads(entities), source,
+               created, updated, review_after, superseded_by, json.loads(supersedes),
+               json.loads(conflicts_with), json.loads(distinct_from), deprecated_reason, feedback,
+               content_key, body_sha, bool(provisional), body_chars)
+
+
+class Index:
+    """One SQLite file in WAL mode. Not thread-safe on its own: the store serialises access."""
+
+    def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
+        self.conn = conn
+        self.path = path
+
+    @classmethod
+    def open(cls, path: Path) -> Index:
+        """Open (creating) the index at `path`; a schema from another version is rebuilt empty."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        conn.execute("PRAGMA busy_timeout=30000")
+        index = cls(conn, path)
+        if index._schema_version() != SCHEMA_VERSION:
+            index._drop_all()
+        index._create()
+        return index
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def _schema_version(self) -> str | None:
+        try:
+            row = self.conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+        except sqlite3.OperationalError:
+            return None
+        return row[0] if row else None
+
+    def _drop_all(self) -> None:
+        # Virtual tables first: dropping one drops its shadow tables with it.
+        with self.transaction():
+            for (name,) in self.conn.execute(
+                    "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%'"
+                    " ORDER BY sql LIKE 'CREATE VIRTUAL%' DESC").fetchall():
+                self.conn.execute(f'DROP TABLE IF EXISTS "{name}"')
+
+    def _create(self) -> None:
+        with self.transaction():
+            for stmt in _SCHEMA.split(";"):
+                if stmt.strip():
+                    self.conn.execute(stmt)
+            for name, (spec, _) in FTS_TABLES.items():
+                self.conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS {name} USING fts5{spec}")
+            self.conn.execute(
+                "INSERT OR REPLACE INTO meta(key, value) VALUES ('schema_version', ?)", (SCHEMA_VERSION,))
+
+    def transaction(self) -> _Transaction:
+        """`with index.transaction():` groups statements into one atomic commit."""
+        return _Transaction(self.conn)
+
+    # ---- meta ----
+    def get_meta(self, key: str) -> str | None:
+        row = self.conn.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def set_meta(self, key: str, value: str) -> None:
+        self.conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
+
+    # ---- files and memories ----
+    def file_stats(self) -> dict[str, tuple[FileStat, str | None]]:
+        """Every known file: its stat and hash as last seen, and its parse error if it had one."""
+        return {p: (FileStat(m, s, h), e) for p, m, s, h, e in
+                self.conn.execute("SELECT path, mtime_ns, size, sha, error FROM files")}
+
+    def set_file(self, path: str, stat: FileStat, error: str | None = None) -> None:
+        self.conn.execute(
+            "INSERT OR REPLACE INTO files(path, mtime_ns, size, sha, error) VALUES (?,?,?,?,?)",
+            (path, stat.mtime_ns, stat.size, stat.sha, error))
+
+    def upsert(self, path: str, mem: Memory, entities: list[str], stat: FileStat) -> None:
+        """Index one parsed memory file (replacing what was there for its path or id)."""
+        old = self.conn.execute("SELECT rowid FROM memories WHERE path=? OR id=?", (path, mem.id)).fetchall()
+        for (rowid,) in old:
+            self._delete_rowid(rowid)
+        title, body = mem.title, mem.body
+        cur = self.conn.execute(
+            "INSERT INTO memories(id, path, title, excerpt, type, state, trust, entities, source, created,"
+            " updated, review_after, superseded_by, supersedes, conflicts_with, distinct_from,"
+            " deprecated_reason, feedback, content_key, body_sha, provisional, body_chars)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (mem.id, path, title, mem.excerpt, mem.type.value, mem.state.value, mem.trust.value,
+             json.dumps(entities, ensure_ascii=False), mem.source, mem.created, mem.updated,
+             mem.review_after, mem.superseded_by, json.dumps(mem.supersedes),
+             json.dumps(mem.conflicts_with), json.dumps(mem.distinct_from), mem.deprecated_reason,
+             mem.feedback, content_key(body), body_sha(body), int(mem.provisional), len(body)))
+        rowid = cur.lastrowid
+        ents_text = " ".join(entities)
+        self.conn.executemany("INSERT INTO entities(memory_rowid, entity) VALUES (?, ?)",
+                              [(rowid, e.lower()) for e in dict.fromkeys(entities)])
+        self.conn.execute("INSERT INTO fts_word(rowid, title, body, entities) VALUES (?,?,?,?)",
+                          (rowid, title, body, ents_text))
+        self.conn.execute("INSERT INTO fts_stem(rowid, title, body) VALUES (?,?,?)",
+                          (rowid, textproc.stem_text(title), textproc.stem_text(body)))
+        self.conn.execute("INSERT INTO fts_tri(rowid, title, body, entities) VALUES (?,?,?,?)",
+                          (rowid, title, body, ents_text))
+        self.set_file(path, stat)
+
+    def _delete_rowid(self, rowid: int) -> None:
+        for name in FTS_TABLES:
+            self.conn.execute(f"DELETE FROM {name} WHERE rowid=?", (rowid,))
+        self.conn.execute("DELETE FROM entities WHERE memory_rowid=?", (rowid,))
+        self.conn.execute("DELETE FROM memories WHERE rowid=?", (rowid,))
+
+    def remove_path(self, path: str) -> None:
+        """Forget a file and the memory it held."""
+        for (rowid,) in self.conn.execute("SELECT rowid FROM memories WHERE path=?", (path,)).fetchall():
+            self._delete_rowid(rowid)
+        self.conn.execute("DELETE FROM files WHERE path=?", (path,))
+
+    def remove_memory_of(self, path: str) -> None:
+        """Drop the memory row of a file but keep its file row (used when the file became unparseable)."""
+        for (rowid,) in self.conn.execute("SELECT rowid FROM memories WHERE path=?", (path,)).fetchall():
+            self._delete_rowid(rowid)
+
+    def clear(self) -> None:
+        """Drop every file and memory row (usage survives: it is keyed by memory id)."""
+        for name in (*FTS_TABLES, "entities", "memories", "files"):
+            self.conn.execute(f"DELETE FROM {name}")
+
+    # ---- lookups ----
+    def get(self, mem_id: str) -> Row | None:
+        r = self.conn.execute(f"SELECT {_ROW_COLUMNS} FROM memories m WHERE m.id=?", (mem_id,)).fetchone()
+        return _row(r) if r else None
+
+    def get_by_path(self, path: str) -> Row | None:
+        r = self.conn.execute(f"SELECT {_ROW_COLUMNS} FROM memories m WHERE m.path=?", (path,)).fetchone()
+        return _row(r) if r else None
+
+    def rows(self, rowids: Iterable[int] | None = None) -> list[Row]:
+        """Rows by rowid (all rows when None), in no particular order."""
+        if rowids is None:
+            return [_row(r) for r in self.conn.execute(f"SELECT {_ROW_COLUMNS} FROM memories m")]
+        out: list[Row] = []
+        ids = list(rowids)
+        for chunk in _chunks(ids, 500):
+            marks = ",".join("?" * len(chunk))
+            out += [_row(r) for r in self.conn.execute(
+                f"SELECT {_ROW_COLUMNS} FROM memories m WHERE m.rowid IN ({marks})", chunk)]
+        return out
+
+    def by_content(self, key: str) -> list[Row]:
+        return [_row(r) for r in self.conn.execute(
+            f"SELECT {_ROW_COLUMNS} FROM memories m WHERE m.content_key=?", (key,))]
+
+    def with_entities(self, entities: Iterable[str]) -> dict[int, set[str]]:
+        """rowid -> which of `entities` (lower-cased) the memory carries."""
+        names = [e.lower() for e in entities]
+        if not names:
+            return {}
+        marks = ",".join("?" * len(names))
+        out: dict[int, set[str]] = {}
+        for rowid, ent in self.conn.execute(
+                f"SELECT memory_rowid, entity FROM entities WHERE entity IN ({marks})", names):
+            out.setdefault(rowid, set()).add(ent)
+        return out
+
+    def errors(self) -> list[tuple[str, str]]:
+        return list(self.conn.execute("SELECT path, error FROM files WHERE error IS NOT NULL ORDER BY path"))
+
+    def count(self) -> int:
+        return self.conn.execute("SELECT count(*) FROM memories").fetchone()[0]
+
+    # ---- raw search signals (fused by query.text_scores) ----
+    def fts(self, table: str, match: str, limit: int) -> list[tuple[int, float]]:
+        """(rowid, bm25) for an FTS5 MATCH expression; bm25 is negative, lower is better."""
+        if table not in FTS_TABLES:
+            raise ValueError(f"unknown FTS table {table}")
+        weights = ", ".join(str(w) for w in FTS_TABLES[table][1])
+        return list(self.conn.execute(
+            f"SELECT rowid, bm25({table}, {weights}) AS r FROM {table} WHERE {table} MATCH ? ORDER BY r LIMIT ?",
+            (match, limit)))
+
+    def like(self, needles: list[str], limit: int) -> list[tuple[int, int]]:
+        """(rowid, how many needles occur) by case-insensitive substring over title, body and entities."""
+        if not needles:
+            return []
+        hay = "lower(title || ' ' || body || ' ' || entities)"
+        parts = " + ".join(f"(instr({hay}, ?) > 0)" for _ in needles)
+        return [(r, n) for r, n in self.conn.execute(
+            f"SELECT rowid, {parts} AS n FROM fts_word WHERE n > 0 ORDER BY n DESC LIMIT ?",
+            [n.lower() for n in needles] + [limit])]
+
+    # ---- usage (heat) ----
+    def usage(self, ids: Iterable[str]) -> dict[str, tuple[int, str | None]]:
+        ids = list(ids)
+        out: dict[str, tuple[int, str | None]] = {}
+        for chunk in _chunks(ids, 500):
+            marks = ",".join("?" * len(chunk))
+            for i, n, last in self.conn.execute(
+                    f"SELECT id, recall_count, last_recalled FROM usage WHERE id IN ({marks})", chunk):
+                out[i] = (n, last)
+        return out
+
+    def record_recall(self, ids: Iterable[str], when: str) -> None:
+        self.conn.executemany(
+            "INSERT INTO usage(id, recall_count, last_recalled) VALUES (?, 1, ?)"
+            " ON CONFLICT(id) DO UPDATE SET recall_count = recall_count + 1, last_recalled = excluded.last_recalled",
+            [(i, when) for i in ids])
+
+
+class _Transaction:
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+        self.outer = False
+
+    def __enter__(self) -> None:
+        self.outer = not self.conn.in_transaction
+        if self.outer:
+            self.conn.execute("BEGIN IMMEDIATE")
+
+    def __exit__(self, exc_type, exc, tb) -> None:  # type: ignore[no-untyped-def]
+        if not self.outer:
+            return
+        self.conn.execute("ROLLBACK" if exc_type else "COMMIT")
+
+
+def _chunks(items: list, size: int) -> Iterator[list]:
+    for i in range(0, len(items), size):
+        yield items[i : i + size]
+

@@ -1,0 +1,175 @@
+"""Files -> index, on every tool call: stat gate, then sha256, then reindex of what changed.
+
+This module only reads files and writes the index, with one exception the design asks for: an
+archived memory whose body a person edited becomes active again (its file is rewritten). What
+changed is reported so the store can commit the hand edits to git.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat as stat_mod
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import files
+from .dictionary import Dictionary
+from .errors import ParseError
+from .index import FileStat, Index
+from .model import State, body_sha, now_iso
+
+MEMORIES = "memories"
+_TEMP_SUFFIXES = (".tmp", ".swp", ".swx", "~", ".bak", ".orig")
+
+
+@dataclass
+class Unindexed:
+    path: str
+    reason: str
+
+
+@dataclass
+class ReconcileReport:
+    """What one reconcile saw and did."""
+
+    scanned: int = 0
+    reindexed: list[str] = field(default_factory=list)  # paths parsed and indexed this call
+    removed: list[str] = field(default_factory=list)  # paths whose file was gone
+    promoted: list[str] = field(default_factory=list)  # ids of archived memories made active by a hand edit
+    new_errors: list[str] = field(default_factory=list)  # paths that became unparseable this call
+    dictionary_changed: bool = False
+    aborted: str | None = None  # why deletions were not swept (an unreadable folder)
+    seconds: float = 0.0
+
+    @property
+    def changed(self) -> int:
+        return len(self.reindexed) + len(self.removed) + len(self.new_errors)
+
+
+@dataclass
+class _Seen:
+    rel: str
+    abs: Path
+    st: os.stat_result
+
+
+def _walk(root: Path) -> tuple[list[_Seen], list[Unindexed], str | None]:
+    """Every candidate memory file under memories/, the links refused, and an abort reason."""
+    base = root / MEMORIES
+    seen: list[_Seen] = []
+    refused: list[Unindexed] = []
+    stack = [base]
+    while stack:
+        folder = stack.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except FileNotFoundError:
+            if folder == base:
+                return seen, refused, "the memories/ folder is missing"
+            continue
+        except OSError as e:
+            return seen, refused, f"cannot read {folder.relative_to(root)}: {e.strerror}"
+        for entry in entries:
+            name = entry.name
+            if name.startswith(".") or name.endswith(_TEMP_SUFFIXES) or name.startswith("#"):
+                continue
+            rel = f"{folder.relative_to(root).as_posix()}/{name}"
+            if entry.is_symlink():
+                if name.endswith(".md"):
+                    refused.append(Unindexed(rel, "symbolic link: not followed (links may lead out of the store)"))
+                continue
+            if entry.is_dir(follow_symlinks=False):
+                stack.append(Path(entry.path))
+            elif name.endswith(".md"):
+                try:
+                    st = entry.stat(follow_symlinks=False)
+                except FileNotFoundError:
+                    continue
+                if stat_mod.S_ISREG(st.st_mode):
+                    seen.append(_Seen(rel, Path(entry.path), st))
+    seen.sort(key=lambda s: s.rel)
+    return seen, refused, None
+
+
+def reconcile(root: Path, index: Index, dictionary: Dictionary, *, force: bool = False) -> ReconcileReport:
+    """Bring the index up to date with the files. `force` re-hashes and re-parses every file."""
+    started = time.time_ns()
+    report = ReconcileReport()
+    seen, refused, aborted = _walk(root)
+    report.scanned = len(seen)
+    report.aborted = aborted
+    known = index.file_stats()
+    last_start = int(index.get_meta("last_scan_start_ns") or 0)
+    if index.get_meta("dictionary_version") != dictionary.version:
+        report.dictionary_changed = index.get_meta("dictionary_version") is not None
+        force = True
+    with index.transaction():
+        for item in seen:
+            prev = known.get(item.rel)
+            mtime, size = item.st.st_mtime_ns, item.st.st_size
+            # Stat gate. A file modified at or after the previous scan began may have been changed again
+            # within the timestamp granularity, so it is hashed anyway ("racily clean", as git does).
+            if (not force and prev and prev[0].mtime_ns == mtime and prev[0].size == size
+                    and mtime < last_start):
+                continue
+            try:
+                raw = item.abs.read_bytes()
+            except OSError as e:
+                _record_error(index, report, item.rel, FileStat(mtime, size, ""), f"cannot read: {e.strerror}", prev)
+                continue
+            fstat = FileStat(mtime, size, hashlib.sha256(raw).hexdigest())
+            if not force and prev and prev[0].sha == fstat.sha:
+                index.set_file(item.rel, fstat, prev[1])
+                continue
+            _index_file(root, index, dictionary, report, item.rel, raw, fstat, prev)
+        for item in refused:
+            _record_error(index, report, item.path, FileStat(0, 0, ""), item.reason, known.get(item.path))
+        if aborted is None:
+            present = {s.rel for s in seen} | {r.path for r in refused}
+            for path in known:
+                if path not in present and not (root / path).exists():
+                    index.remove_path(path)
+                    report.removed.append(path)
+            index.set_meta("last_scan_start_ns", str(started))
+        index.set_meta("dictionary_version", dictionary.version)
+        index.set_meta("last_reconcile", now_iso())
+    report.seconds = (time.time_ns() - started) / 1e9
+    return report
+
+
+def _record_error(index: Index, report: ReconcileReport, rel: str, fstat: FileStat, reason: str,
+                  prev: tuple[FileStat, str | None] | None) -> None:
+    index.remove_memory_of(rel)
+    index.set_file(rel, fstat, reason)
+    if not prev or prev[1] != reason:
+        report.new_errors.append(rel)
+
+
+def _index_file(root: Path, index: Index, dictionary: Dictionary, report: ReconcileReport, rel: str,
+                raw: bytes, fstat: FileStat, prev: tuple[FileStat, str | None] | None) -> None:
+    try:
+        mem = files.parse(files.decode(raw), rel)
+    except ParseError as e:
+        _record_error(index, report, rel, fstat, e.message, prev)
+        return
+    other = index.get(mem.id)
+    if other and other.path != rel and (root / other.path).exists():
+        _record_error(index, report, rel, fstat, f"duplicate id {mem.id}: {other.path} has it too", prev)
+        return
+    old = index.get_by_path(rel)
+    if (old and old.id == mem.id and old.state == State.ARCHIVED and mem.state == State.ARCHIVED
+            and old.body_sha != body_sha(mem.body)):
+        # Fresh intent wins: a person who edits an archived memory's text wants it back.
+        mem.state = State.ACTIVE
+        mem.superseded_by = None
+        mem.updated = now_iso()
+        text = files.serialize(mem)
+        files.atomic_write(root / rel, text)
+        st = (root / rel).stat()
+        fstat = FileStat(st.st_mtime_ns, st.st_size, hashlib.sha256(text.encode()).hexdigest())
+        report.promoted.append(mem.id)
+    entities, _ = dictionary.normalise_all(mem.entities)
+    index.upsert(rel, mem, entities, fstat)
+    report.reindexed.append(rel)

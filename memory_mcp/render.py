@@ -1,0 +1,115 @@
+"""Compact, readable text for results: what the model reads in `content`, and what the CLI prints."""
+
+from __future__ import annotations
+
+from .results import (
+    Coverage,
+    ForgetResult,
+    Hit,
+    ReadResult,
+    RecallResult,
+    ReindexResult,
+    RememberResult,
+    StatusResult,
+)
+
+
+def coverage(c: Coverage) -> str:
+    text = f"index: {c.indexed} memories"
+    if c.unindexed:
+        text += f", {c.unindexed} file(s) unindexed"
+    if c.changed:
+        text += f", {c.changed} file change(s) picked up"
+    return text + (f" ({c.note})" if c.note else "")
+
+
+def hit(h: Hit) -> str:
+    flags = "" if h.state == "active" else f" [{h.state}]"
+    ents = f" {{{', '.join(h.entities)}}}" if h.entities else ""
+    return f"- [{h.id}] {h.title}{flags} ({h.type}, {h.trust}){ents}\n  {h.excerpt}"
+
+
+def recall(r: RecallResult) -> str:
+    if not r.results:
+        lines = ["no memories match. " + coverage(r.coverage)]
+    else:
+        lines = [hit(h) for h in r.results]
+        if r.truncated:
+            lines.append("(more results were cut by max_tokens)")
+        lines.append(coverage(r.coverage))
+    if r.pending_conflicts:
+        lines.append(f"{r.pending_conflicts} pending conflict(s): see memory_status")
+    if r.unknown_entities:
+        lines.append("entities not in dictionary.md: " + ", ".join(r.unknown_entities))
+    return "\n".join(lines)
+
+
+def remember(r: RememberResult) -> str:
+    if r.duplicate:
+        return f"already remembered as [{r.id}] {r.title} ({r.path}); nothing written"
+    lines = [f"remembered [{r.id}] {r.title} -> {r.path}"]
+    if r.superseded:
+        lines.append("supersedes (now archived): " + ", ".join(r.superseded))
+    for c in r.conflicts:
+        shared = f"shared entities {', '.join(c.shared_entities)}; " if c.shared_entities else ""
+        lines.append(f"possible conflict with [{c.id}] {c.title}: {shared}{c.age_days} days apart; "
+                     f"latest wins: {'yes' if c.latest_wins_eligible else 'unclear'}\n  {c.excerpt}")
+    if r.unknown_entities:
+        lines.append("entities not in dictionary.md: " + ", ".join(r.unknown_entities))
+    lines += r.warnings
+    return "\n".join(lines)
+
+
+def read(r: ReadResult) -> str:
+    lines = [f"[{r.id}] {r.path} ({r.state})"]
+    if r.chain.superseded_by:
+        lines.append("superseded by: " + " -> ".join(r.chain.superseded_by))
+    if r.chain.supersedes:
+        lines.append("supersedes: " + ", ".join(r.chain.supersedes))
+    fm = ", ".join(f"{k}: {v}" for k, v in r.frontmatter.items() if k not in ("id", "state"))
+    lines += [fm, "", r.body.rstrip(), ""]
+    lines += [f"{h.date[:10]} {h.commit[:10]} {h.message}" for h in r.history[:10]]
+    lines += r.warnings
+    return "\n".join(lines)
+
+
+def forget(r: ForgetResult) -> str:
+    return "\n".join([r.message, *r.warnings])
+
+
+def status(r: StatusResult) -> str:
+    c = r.counts
+    by_state = ", ".join(f"{k} {v}" for k, v in sorted(c.get("by_state", {}).items())) or "empty"
+    lines = [f"store {r.store}: {c.get('total', 0)} memories ({by_state})", coverage(r.coverage)]
+    sections = [
+        ("unindexed files", [f"{u.path}: {u.reason}" for u in r.unindexed]),
+        ("files without an id", [f"{p.path}: {p.detail}" for p in r.provisional]),
+        ("pending conflicts", [f"[{p.id}] {p.title} <> [{p.other_id}] {p.other_title}" for p in r.pending_conflicts]),
+        ("due for review", [f"[{x.id}] {x.title} ({x.detail})" for x in r.review_due]),
+        ("distillation candidates", [f"[{x.id}] {x.title}" for x in r.distill_candidates]),
+        ("withheld (misleading)", [f"[{x.id}] {x.title} ({x.detail})" for x in r.withheld]),
+    ]
+    for name, items in sections:
+        if items:
+            lines.append(f"{name}:")
+            lines += [f"  - {i}" for i in items]
+    if r.distill_candidates:
+        lines.append("  hint: distil related old episodes into one knowledge memory that supersedes them")
+    g = r.git
+    lines.append(f"git: {g.get('branch')} @ {g.get('head')}" + (" (memory files changed)" if g.get("memory_files_dirty") else ""))
+    return "\n".join(lines)
+
+
+def reindex(r: ReindexResult) -> str:
+    text = f"{r.mode}: {r.indexed} memories indexed, {r.unindexed} unindexed, {r.seconds}s"
+    if r.mode == "verify":
+        text += "\n" + ("drift: " + ", ".join(r.drift) if r.drift else "no drift")
+    return text
+
+
+def digest(hits: list[Hit]) -> str:
+    if not hits:
+        return "# Memory digest\n\nNo memories yet."
+    lines = ["# Memory digest", ""]
+    lines += [f"- **{h.title}** ({h.type}) [{h.id}]: {h.excerpt}" for h in hits]
+    return "\n".join(lines)

@@ -1,0 +1,165 @@
+"""What the store's operations return. Plain dataclasses: the MCP server publishes them as output
+schemas and sends them as structured content; the CLI prints them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class UnindexedFile:
+    path: str
+    reason: str
+
+
+@dataclass
+class Coverage:
+    """How fresh the index was for this answer: absence of a result is not proof of absence."""
+
+    indexed: int
+    unindexed: int
+    changed: int
+    complete: bool
+    note: str = ""
+
+
+@dataclass
+class Conflict:
+    id: str
+    title: str
+    excerpt: str
+    shared_entities: list[str]
+    age_days: float
+    latest_wins_eligible: bool
+    similarity: float
+
+
+@dataclass
+class RememberResult:
+    id: str
+    path: str
+    title: str
+    state: str
+    duplicate: bool
+    superseded: list[str] = field(default_factory=list)
+    conflicts: list[Conflict] = field(default_factory=list)
+    unknown_entities: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Hit:
+    id: str
+    path: str
+    title: str
+    excerpt: str
+    type: str
+    state: str
+    trust: str
+    entities: list[str]
+    updated: str | None
+    score: float
+    superseded_by: str | None = None
+
+
+@dataclass
+class RecallResult:
+    results: list[Hit]
+    coverage: Coverage
+    pending_conflicts: int
+    truncated: bool = False
+    unknown_entities: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Chain:
+    supersedes: list[str]
+    superseded_by: list[str]
+
+
+@dataclass
+class HistoryEntry:
+    commit: str
+    date: str
+    message: str
+
+
+@dataclass
+class ReadResult:
+    id: str
+    path: str
+    title: str
+    state: str
+    frontmatter: dict[str, Any]
+    body: str
+    chain: Chain
+    history: list[HistoryEntry]
+    recall_count: int = 0
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass
+class ForgetResult:
+    id: str
+    mode: str
+    state: str | None
+    purged: bool
+    message: str
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass
+class ResolveResult:
+    id: str
+    other_id: str
+    decision: str
+    message: str
+
+
+@dataclass
+class FeedbackResult:
+    id: str
+    feedback: float
+    withheld: bool
+
+
+@dataclass
+class PendingConflict:
+    id: str
+    other_id: str
+    title: str
+    other_title: str
+    pair: str
+
+
+@dataclass
+class Listed:
+    id: str
+    path: str
+    title: str
+    detail: str = ""
+
+
+@dataclass
+class StatusResult:
+    store: str
+    counts: dict[str, Any]
+    coverage: Coverage
+    unindexed: list[UnindexedFile]
+    provisional: list[Listed]
+    pending_conflicts: list[PendingConflict]
+    review_due: list[Listed]
+    distill_candidates: list[Listed]
+    withheld: list[Listed]
+    git: dict[str, Any]
+
+
+@dataclass
+class ReindexResult:
+    mode: str
+    indexed: int
+    unindexed: int
+    seconds: float
+    drift: list[str] = field(default_factory=list)
+    note: str = ""

@@ -1,0 +1,260 @@
+"""The MCP server: tools, a digest resource and a prompt over the store. Thin: no logic lives here.
+
+Each tool returns structured content (its dataclass is the published output schema) and a compact
+text rendering for the model, which reads `content`, not the structured copy.
+"""
+
+import logging
+from dataclasses import asdict
+from pathlib import Path
+from typing import Annotated, Literal
+
+import anyio
+from mcp.server.mcpserver import (
+    AcceptedElicitation,
+    Context,
+    Elicit,
+    ElicitationResult,
+    MCPServer,
+    Resolve,
+)
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import BaseModel, Field
+
+from . import render
+from .errors import StoreError
+from .results import (
+    FeedbackResult,
+    ForgetResult,
+    ReadResult,
+    RecallResult,
+    ReindexResult,
+    RememberResult,
+    ResolveResult,
+    StatusResult,
+)
+from .store import Store
+
+log = logging.getLogger("memory_mcp")
+
+INSTRUCTIONS = """\
+Long-term memory shared across sessions: what the user taught earlier sessions lives here.
+
+RECALL FIRST. At the start of every task, and before answering anything about this user's
+projects, conventions, tools, past decisions or preferences, call memory_recall with a short
+query of the task's key words. Recall again when the topic changes. An empty result is not
+proof: check `coverage`.
+
+REMEMBER what will matter in a later session: a preference or correction the user states
+("always", "never", "we use"), a decision and its reason, a non-obvious fact about the project
+or environment, a gotcha that cost time. One fact per memory, a few sentences, with entities
+(the tools, services, repos it is about). Use trust="user-stated" when the user said it.
+Do not store secrets, passing chatter or what the code or git history already shows.
+
+When remember returns `conflicts`, decide with memory_resolve (supersede when the new memory
+replaces the old; keep_both when both hold), asking the user when unsure. When a recalled memory
+turns out wrong or outdated, call memory_feedback(helpful=false) and memory_forget (deprecate with
+a reason) or remember the correction with supersedes=[old id]. memory_read shows a whole memory,
+its chain and history. People edit the same files by hand; the next call sees their edits.
+"""
+
+_READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+_WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
+_IDEMPOTENT_WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True,
+                                    open_world_hint=False)
+_DESTRUCTIVE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False,
+                               open_world_hint=False)
+
+MemoryTypeArg = Literal["fact", "preference", "decision", "episode", "reference", "knowledge"]
+TrustArg = Literal["user-stated", "agent-inferred", "imported"]
+
+
+class PurgeConfirmation(BaseModel):
+    ok: bool = Field(description="Delete this memory file? Git history keeps a copy.")
+
+
+def build_server(root: Path | None = None) -> MCPServer:
+    """The server over the store at `root` (default: $MEMORY_MCP_ROOT or ~/.memory-mcp/default).
+
+    The store is opened on the first call, so a misconfigured store is reported as a tool error the
+    agent can read rather than a server that never starts."""
+    holder: dict[str, Store] = {}
+
+    def store() -> Store:
+        if "store" not in holder:
+            holder["store"] = Store.open(root)
+        return holder["store"]
+
+    async def call(fn, *args, **kwargs):  # type: ignore[no-untyped-def]
+        """Run a blocking store call off the event loop; typed errors become tool errors."""
+        try:
+            return await anyio.to_thread.run_sync(lambda: fn(store())(*args, **kwargs))
+        except StoreError as e:
+            raise ToolError(str(e)) from None
+        except Exception as e:
+            log.exception("internal error")
+            raise ToolError(f"[internal] {type(e).__name__}: {e}") from None
+
+    def answer(result: object, text: str) -> CallToolResult:
+        return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=asdict(result))
+
+    mcp = MCPServer("memory-mcp", instructions=INSTRUCTIONS, version="0.1.0")
+
+    @mcp.tool(title="Remember", annotations=_WRITE)
+    async def memory_remember(
+        content: Annotated[str, Field(description="The memory: a few sentences of markdown, one fact or decision")],
+        title: Annotated[str | None, Field(description="Short title; derived from the content when omitted")] = None,
+        type: Annotated[MemoryTypeArg, Field(description="What kind of memory")] = "fact",
+        entities: Annotated[list[str], Field(description="Tools, services, repos it is about")] = [],  # noqa: B006
+        trust: Annotated[TrustArg, Field(description="user-stated when the user said it")] = "agent-inferred",
+        source: Annotated[str, Field(description="Where it came from, e.g. 'session 2026-08-24'")] = "",
+        supersedes: Annotated[list[str], Field(description="Ids of memories this one replaces")] = [],  # noqa: B006
+        review_after: Annotated[str | None, Field(description="YYYY-MM-DD to review it")] = None,
+    ) -> Annotated[CallToolResult, RememberResult]:
+        """Store a durable memory (a file in the git-backed store). Returns its id, and `conflicts`:
+        existing memories it may contradict, to settle with memory_resolve."""
+        r = await call(lambda s: s.remember, content, title, type, entities, trust, source, supersedes, review_after)
+        return answer(r, render.remember(r))
+
+    @mcp.tool(title="Recall", annotations=_READ_ONLY)
+    async def memory_recall(
+        query: Annotated[str, Field(description="Key words of the task or question; any text")] = "",
+        limit: Annotated[int, Field(ge=1, le=50)] = 8,
+        types: Annotated[list[MemoryTypeArg], Field(description="Only these types")] = [],  # noqa: B006
+        entities: Annotated[list[str], Field(description="Only memories about these entities")] = [],  # noqa: B006
+        include_archived: bool = False,
+        include_deprecated: bool = False,
+        max_tokens: Annotated[int, Field(ge=0, description="Token budget for the list; 0 = none")] = 0,
+        diversity: Annotated[float, Field(ge=0, le=1, description="0 = by relevance; higher spreads results")] = 0.0,
+        min_score: Annotated[float, Field(ge=0, description="Drop results scoring below this")] = 0.0,
+    ) -> Annotated[CallToolResult, RecallResult]:
+        """Search long-term memory. Returns id, title and excerpt per memory (memory_read for the whole
+        text). With no query and entities/types, lists matching memories newest first."""
+        r = await call(lambda s: s.recall, query, limit, types, entities, include_archived, include_deprecated,
+                       max_tokens, diversity, min_score)
+        return answer(r, render.recall(r))
+
+    @mcp.tool(title="Read a memory", annotations=_READ_ONLY)
+    async def memory_read(
+        id: Annotated[str | None, Field(description="Memory id")] = None,
+        path: Annotated[str | None, Field(description="Or its path, e.g. memories/name.md")] = None,
+    ) -> Annotated[CallToolResult, ReadResult]:
+        """The whole memory: frontmatter, body, supersede chain both ways, and its git history."""
+        r = await call(lambda s: s.read, id, path)
+        return answer(r, render.read(r))
+
+    @mcp.tool(title="Update a memory", annotations=_IDEMPOTENT_WRITE)
+    async def memory_update(
+        id: str,
+        content: str | None = None,
+        title: str | None = None,
+        entities: list[str] | None = None,
+        type: MemoryTypeArg | None = None,
+        trust: TrustArg | None = None,
+        source: str | None = None,
+        review_after: Annotated[str | None, Field(description="YYYY-MM-DD, or '' to clear")] = None,
+    ) -> Annotated[CallToolResult, ReadResult]:
+        """Change a memory's text or fields in place. State changes go through memory_forget/memory_resolve."""
+        r = await call(lambda s: s.update, id, content, title, entities, type, trust, source, review_after)
+        return answer(r, render.read(r))
+
+    async def ask_before_purge(id: str, mode: str, confirm: bool, ctx: Context
+                               ) -> PurgeConfirmation | Elicit[PurgeConfirmation]:
+        """Ask the person before a purge when the client can ask; otherwise `confirm` decides."""
+        if mode != "purge" or confirm:
+            return PurgeConfirmation(ok=confirm)
+        caps = ctx.client_capabilities
+        if caps is None or caps.elicitation is None:
+            return PurgeConfirmation(ok=False)
+        try:
+            row = store()._ensure_index().get(id)
+        except Exception:
+            row = None
+        if row is None or row.state == "active":
+            return PurgeConfirmation(ok=False)  # the store refuses these with a clear error; nothing to ask
+        return Elicit(f"Permanently delete the memory '{row.title}' ({row.path})? Git history keeps a copy.",
+                      PurgeConfirmation)
+
+    @mcp.tool(title="Forget (archive, deprecate, restore, purge)", annotations=_DESTRUCTIVE)
+    async def memory_forget(
+        id: str,
+        approval: Annotated[ElicitationResult[PurgeConfirmation], Resolve(ask_before_purge)],
+        mode: Literal["archive", "deprecate", "restore", "purge"] = "archive",
+        reason: Annotated[str, Field(description="Required to deprecate")] = "",
+        confirm: Annotated[bool, Field(description="Required to purge; only after the user agreed")] = False,
+    ) -> Annotated[CallToolResult, ForgetResult]:
+        """Retire a memory without losing it: archive (hidden from recall), deprecate (wrong; reason
+        required), restore (active again), or purge (delete the file; only archived or deprecated,
+        and only with confirm=true or the user's confirmation; git keeps it)."""
+        confirmed = confirm or (isinstance(approval, AcceptedElicitation) and approval.data.ok)
+        r = await call(lambda s: s.forget, id, mode, reason, confirmed)
+        return answer(r, render.forget(r))
+
+    @mcp.tool(title="Resolve a conflict", annotations=_IDEMPOTENT_WRITE)
+    async def memory_resolve(
+        id: str,
+        other_id: str,
+        decision: Literal["supersede", "keep_both"],
+    ) -> Annotated[CallToolResult, ResolveResult]:
+        """Settle a pair raised by the conflict gate: `supersede` (id replaces other_id, which is
+        archived) or `keep_both` (both stay; the pair is never raised again)."""
+        r = await call(lambda s: s.resolve, id, other_id, decision)
+        return answer(r, r.message)
+
+    @mcp.tool(title="Feedback on a memory", annotations=_WRITE)
+    async def memory_feedback(
+        id: str,
+        helpful: Annotated[bool, Field(description="false when the memory misled you")],
+        note: str = "",
+    ) -> Annotated[CallToolResult, FeedbackResult]:
+        """Report whether a recalled memory helped (+0.1) or misled (-0.2). At -0.5 it is withheld."""
+        r = await call(lambda s: s.feedback, id, helpful, note)
+        text = f"{r.id} feedback {r.feedback}" + (" (withheld from recall)" if r.withheld else "")
+        return answer(r, text)
+
+    @mcp.tool(title="Memory status", annotations=_READ_ONLY)
+    async def memory_status() -> Annotated[CallToolResult, StatusResult]:
+        """Counts, index coverage, unindexed files with reasons, pending conflicts, memories due for
+        review, distillation candidates, withheld memories, git state."""
+        r = await call(lambda s: s.status)
+        return answer(r, render.status(r))
+
+    @mcp.tool(title="Rebuild the index", annotations=_IDEMPOTENT_WRITE)
+    async def memory_reindex(
+        verify: Annotated[bool, Field(description="Re-hash every file and report drift")] = False,
+    ) -> Annotated[CallToolResult, ReindexResult]:
+        """Rebuild the search index from the files (after bulk edits). Files are never changed."""
+        r = await call(lambda s: s.reindex, verify)
+        return answer(r, render.reindex(r))
+
+    @mcp.resource("memory://digest", name="digest", title="Memory digest", mime_type="text/markdown")
+    def digest() -> str:
+        """The most important memories, to read at session start."""
+        try:
+            return render.digest(store().digest())
+        except StoreError as e:
+            return f"memory store unavailable: {e}"
+
+    @mcp.prompt(title="Load memory for a task")
+    def load_memory(topic: str = "") -> str:
+        """Start a task with what long-term memory knows about it."""
+        lines = ["Before starting, here is what long-term memory holds.", ""]
+        try:
+            lines.append(render.digest(store().digest()))
+        except StoreError as e:
+            lines.append(f"(memory store unavailable: {e})")
+        if topic:
+            lines += ["", f"Call memory_recall with query '{topic}' and follow what it returns."]
+        return "\n".join(lines)
+
+    return mcp
+
+
+def serve(root: Path | None = None, http: bool = False, host: str = "127.0.0.1", port: int = 8765) -> None:
+    """Run the server over stdio (default) or streamable HTTP on `host:port/mcp`."""
+    server = build_server(root)
+    if http:
+        server.run("streamable-http", host=host, port=port)
+    else:
+        server.run()

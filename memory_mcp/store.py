@@ -1,0 +1,661 @@
+"""The application core. The MCP server and the CLI both call this one object; they hold no logic.
+
+Every public operation takes the store's inter-process lock, brings the index up to date with the
+files (reconcile), does its work on the files, commits them to git in one commit, and updates the
+index in the same call.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+
+from ulid import ULID
+
+from . import conflicts, files, lifecycle, query, ranking
+from .dictionary import Dictionary
+from .errors import (
+    ConfirmRequired,
+    Containment,
+    InvalidArgument,
+    InvalidStore,
+    NotFound,
+    SecretDetected,
+    TooLarge,
+)
+from .history import History
+from .index import FileStat, Index, Row
+from .lock import StoreLock
+from .model import (
+    CONTENT_MAX,
+    ENTITIES_MAX,
+    ENTITY_MAX,
+    SOURCE_MAX,
+    TITLE_MAX,
+    Memory,
+    MemoryType,
+    State,
+    Trust,
+    check_id,
+    compose_body,
+    content_key,
+    derive_title,
+    enum_value,
+    now_iso,
+    slugify,
+)
+from .reconcile import MEMORIES, ReconcileReport, reconcile
+from .results import (
+    Chain,
+    Conflict,
+    Coverage,
+    FeedbackResult,
+    ForgetResult,
+    HistoryEntry,
+    Hit,
+    Listed,
+    PendingConflict,
+    ReadResult,
+    RecallResult,
+    ReindexResult,
+    RememberResult,
+    ResolveResult,
+    StatusResult,
+    UnindexedFile,
+)
+from .secrets import scan
+
+TEMPLATE = Path(__file__).resolve().parent / "store_template"
+DERIVED = ".derived"
+INDEX_FILE = "index.sqlite3"
+DISTILL_AGE_DAYS = 30
+LIST_LIMIT = 20
+RECALL_MAX = 50
+FORGET_MODES = ("archive", "deprecate", "restore", "purge")
+
+
+def default_root() -> Path:
+    """$MEMORY_MCP_ROOT, else ~/.memory-mcp/default."""
+    env = os.environ.get("MEMORY_MCP_ROOT")
+    return Path(env).expanduser() if env else Path.home() / ".memory-mcp" / "default"
+
+
+def init_store(root: Path) -> Path:
+    """Create a store at `root` from the template, git-init it and commit. Refuses to overwrite."""
+    root = root.expanduser().resolve()
+    if root.exists() and any(root.iterdir()):
+        if is_store(root):
+            return root
+        raise InvalidStore(
+            f"{root} exists and is not a memory store (a git work tree with a memories/ folder); "
+            "choose an empty or new folder.")
+    root.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(TEMPLATE, root, dirs_exist_ok=True)
+    history = History.init(root)
+    history.commit_paths(
+        [p.relative_to(root).as_posix() for p in sorted(root.rglob("*")) if p.is_file() and ".git" not in p.parts],
+        "init: new memory store", [])
+    return root
+
+
+def is_store(root: Path) -> bool:
+    return (root / ".git").exists() and (root / MEMORIES).is_dir()
+
+
+@dataclass
+class _Loaded:
+    """A memory file read from disk for a write: its parsed form and where it lives."""
+
+    mem: Memory
+    rel: str
+
+
+class Store:
+    """One memory store: a git work tree of markdown files and its derived index."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.history = History(root)
+        self.lock = StoreLock(Path(self.history.repo.git_dir) / "memory-mcp.lock")
+        self.dictionary = Dictionary()
+        self._index: Index | None = None
+        self._index_ino: int | None = None
+        self._last: ReconcileReport | None = None
+
+    # ------------------------------------------------------------------ opening
+    @classmethod
+    def open(cls, root: Path | None = None, create: bool = True) -> Store:
+        """Open the store at `root` (default: $MEMORY_MCP_ROOT or ~/.memory-mcp/default).
+
+        A missing folder is created from the template when `create`; a folder that is not a store
+        is refused, never overwritten."""
+        root = (root or default_root()).expanduser().resolve()
+        if not is_store(root):
+            if create and (not root.exists() or not any(root.iterdir())):
+                init_store(root)
+            elif (root / ".git").exists() and not (root / MEMORIES).exists() and create:
+                raise InvalidStore(f"{root} is a git repository without a memories/ folder; "
+                                   "run `memory-mcp init` on a new folder instead.")
+            else:
+                raise InvalidStore(
+                    f"{root} is not a memory store (a git work tree with a memories/ folder); "
+                    "run `memory-mcp init PATH` on a new folder, or point MEMORY_MCP_ROOT at a store.")
+        return cls(root)
+
+    def close(self) -> None:
+        if self._index is not None:
+            self._index.close()
+            self._index = None
+
+    @property
+    def index_path(self) -> Path:
+        return self.root / DERIVED / INDEX_FILE
+
+    def _ensure_index(self) -> Index:
+        """The open index; reopened when its file was deleted or replaced under us."""
+        try:
+            ino = self.index_path.stat().st_ino
+        except FileNotFoundError:
+            ino = None
+        if self._index is None or ino is None or ino != self._index_ino:
+            self.close()
+            self._index = Index.open(self.index_path)
+            self._index_ino = self.index_path.stat().st_ino
+        return self._index
+
+    @contextmanager
+    def _session(self, force: bool = False) -> Iterator[Index]:
+        """Hold the write lock, reconcile, and yield the up-to-date index."""
+        with self.lock.hold():
+            index = self._ensure_index()
+            self._sync(index, force)
+            yield index
+
+    def _sync(self, index: Index, force: bool = False) -> ReconcileReport:
+        self.dictionary = Dictionary.load(self.root / "dictionary.md")
+        report = reconcile(self.root, index, self.dictionary, force=force)
+        self._last = report
+        if report.reindexed or report.removed or report.dictionary_changed:
+            self._commit_hand_edits(index, report)
+        return report
+
+    def _commit_hand_edits(self, index: Index, report: ReconcileReport) -> None:
+        paths = [*report.reindexed, *report.removed]
+        if report.dictionary_changed:
+            paths.append("dictionary.md")
+        ids = [r.id for r in (index.get_by_path(p) for p in report.reindexed) if r and not r.provisional]
+        n_files = len(report.reindexed) + len(report.removed)
+        subject = f"reconcile: {n_files} file{'s' if n_files != 1 else ''} edited by hand"
+        if report.promoted:
+            subject += f", {len(report.promoted)} archived memory made active"
+        lines = [f"changed: {p}" for p in report.reindexed] + [f"deleted: {p}" for p in report.removed]
+        self.history.commit_paths(paths, subject, ids, "\n".join(lines[:50]))
+
+    def _coverage(self, index: Index) -> Coverage:
+        report = self._last or ReconcileReport()
+        unindexed = len(index.errors())
+        note = ""
+        if report.aborted:
+            note = f"deletions not swept: {report.aborted}"
+        elif unindexed:
+            note = f"{unindexed} file(s) could not be indexed; memory_status lists them with reasons"
+        return Coverage(indexed=index.count(), unindexed=unindexed, changed=report.changed,
+                        complete=report.aborted is None and unindexed == 0, note=note)
+
+    # ------------------------------------------------------------------ file helpers
+    def _load(self, index: Index, mem_id: str) -> _Loaded:
+        check_id(mem_id)
+        row = index.get(mem_id)
+        if row is None:
+            raise NotFound(f"no memory with id {mem_id}; use memory_recall to find the right id.")
+        text = files.decode((self.root / row.path).read_bytes())
+        return _Loaded(files.parse(text, row.path), row.path)
+
+    def _write(self, index: Index, loaded: _Loaded) -> None:
+        """Write a memory file and index it in the same step, so reconcile sees no hand edit."""
+        path = self.root / loaded.rel
+        text = files.serialize(loaded.mem)
+        files.atomic_write(path, text)
+        st = path.stat()
+        entities, _ = self.dictionary.normalise_all(loaded.mem.entities)
+        index.upsert(loaded.rel, loaded.mem, entities, FileStat(st.st_mtime_ns, st.st_size, _sha(text)))
+
+    def _resolve_path(self, path: str) -> str:
+        """A store-relative path with / separators for `path`, refusing anything outside the store."""
+        p = Path(path)
+        full = (p if p.is_absolute() else self.root / p).resolve()
+        try:
+            rel = full.relative_to(self.root)
+        except ValueError:
+            raise Containment(f"'{path[:200]}' is outside the store; pass a path like memories/name.md.") from None
+        return rel.as_posix()
+
+    def _new_path(self, title: str, mem_id: str) -> str:
+        slug = slugify(title)
+        rel = f"{MEMORIES}/{slug}-{mem_id[:8]}.md"
+        if (self.root / rel).exists():
+            rel = f"{MEMORIES}/{slug}-{mem_id}.md"
+        return rel
+
+    # ------------------------------------------------------------------ validation
+    @staticmethod
+    def _check_text(content: str | None, title: str | None, source: str | None) -> None:
+        if content is not None and len(content) > CONTENT_MAX:
+            raise TooLarge(f"content is {len(content):,} characters; the limit is {CONTENT_MAX:,}. "
+                           "Split it into several memories or keep a summary and a pointer.")
+        if title is not None and len(title) > TITLE_MAX:
+            raise TooLarge(f"title is {len(title)} characters; the limit is {TITLE_MAX}.")
+        if source is not None and len(source) > SOURCE_MAX:
+            raise TooLarge(f"source is {len(source)} characters; the limit is {SOURCE_MAX}.")
+        for what, text in (("content", content), ("title", title), ("source", source)):
+            if not text:
+                continue
+            found = scan(text)
+            if found:
+                kinds = "; ".join(f"{f.kind} on line {f.line}" for f in found)
+                raise SecretDetected(
+                    f"{what} contains what looks like a credential ({kinds}). Memories are committed to git: "
+                    "remove the value and say where it is kept instead (e.g. 'in the team vault'), then call again.")
+
+    @staticmethod
+    def _check_entities(entities: list[str]) -> list[str]:
+        if len(entities) > ENTITIES_MAX:
+            raise TooLarge(f"{len(entities)} entities; the limit is {ENTITIES_MAX}.")
+        for e in entities:
+            if len(e) > ENTITY_MAX:
+                raise TooLarge(f"entity '{e[:40]}…' is {len(e)} characters; the limit is {ENTITY_MAX}.")
+        return [e for e in entities if e.strip()]
+
+    @staticmethod
+    def _check_date(value: str | None) -> str | None:
+        if value is None or value == "":
+            return None
+        try:
+            date.fromisoformat(value[:10])
+        except ValueError:
+            raise InvalidArgument(f"review_after '{value[:40]}' is not a date; use YYYY-MM-DD.") from None
+        return value[:10]
+
+    # ------------------------------------------------------------------ remember
+    def remember(self, content: str, title: str | None = None, type: str = "fact",
+                 entities: list[str] | None = None, trust: str = "agent-inferred", source: str = "",
+                 supersedes: list[str] | None = None, review_after: str | None = None) -> RememberResult:
+        """Write a new memory (or return the existing one with the same content), run the conflict gate."""
+        self._check_text(content, title, source)
+        mem_type = enum_value(MemoryType, type, "type")
+        mem_trust = enum_value(Trust, trust, "trust")
+        entity_list = self._check_entities(list(entities or []))
+        review = self._check_date(review_after)
+        targets = [check_id(t) for t in dict.fromkeys(supersedes or [])]
+        body = compose_body(content, title)
+        with self._session() as index:
+            names, unknown = self.dictionary.normalise_all(entity_list)
+            if not targets:
+                dup = next((r for r in index.by_content(content_key(body)) if r.state != State.DEPRECATED), None)
+                if dup:
+                    return RememberResult(id=dup.id, path=dup.path, title=dup.title, state=dup.state,
+                                          duplicate=True, unknown_entities=unknown,
+                                          warnings=["the same content is already remembered; nothing was written"])
+            losers = [self._load(index, t) for t in targets]
+            now = now_iso()
+            mem = Memory(id=str(ULID()), body=body, type=mem_type, state=State.ACTIVE,  # type: ignore[arg-type]
+                         trust=mem_trust, entities=names, source=" ".join(source.split()),  # type: ignore[arg-type]
+                         created=now, updated=now, review_after=review)
+            for loser in losers:
+                lifecycle.check_supersede(mem.id, loser.mem.id, lambda i: _superseded_by(index, i))
+            found = conflicts.neighbours(index, conflicts.Subject(
+                mem.id, mem.title, mem.excerpt, names, now, []))
+            found = [n for n in found if n.row.id not in targets]
+            mem.conflicts_with = [n.row.id for n in found]
+            new = _Loaded(mem, self._new_path(mem.title, mem.id))
+            for loser in losers:
+                lifecycle.apply_supersede(mem, loser.mem, now)
+            for item in (new, *losers):
+                self._write(index, item)
+            self.history.commit_paths([item.rel for item in (new, *losers)], f"remember: {mem.title}",
+                                      [mem.id, *targets])
+            warnings = []
+            if found:
+                warnings.append("possible conflicts: decide each with memory_resolve (supersede or keep_both), "
+                                "asking the user when unsure")
+            return RememberResult(
+                id=mem.id, path=new.rel, title=mem.title, state=mem.state.value, duplicate=False,
+                superseded=targets, conflicts=[_conflict(n) for n in found], unknown_entities=unknown,
+                warnings=warnings)
+
+    # ------------------------------------------------------------------ recall
+    def recall(self, query: str = "", limit: int = 8, types: list[str] | None = None,
+               entities: list[str] | None = None, include_archived: bool = False,
+               include_deprecated: bool = False, max_tokens: int = 0, diversity: float = 0.0,
+               min_score: float = 0.0) -> RecallResult:
+        """Find memories for a query (or list by entities/types), ranked, within an optional token budget."""
+        if not 1 <= limit <= RECALL_MAX:
+            raise InvalidArgument(f"limit must be between 1 and {RECALL_MAX}.")
+        type_filter = {enum_value(MemoryType, t, "type").value for t in types or []}
+        with self._session() as index:
+            names, unknown = self.dictionary.normalise_all(list(entities or []))
+            hits, truncated = self._search(index, query, limit, type_filter, names, include_archived,
+                                           include_deprecated, max_tokens, diversity, min_score)
+            if hits:
+                with index.transaction():
+                    index.record_recall([h.id for h in hits], now_iso())
+            return RecallResult(results=hits, coverage=self._coverage(index),
+                                pending_conflicts=len(self._pending(index)), truncated=truncated,
+                                unknown_entities=unknown)
+
+    def search(self, query: str, limit: int = 8) -> list[Hit]:
+        """Ranked hits for `query` over the index as it is (no reconcile, no usage recorded).
+
+        For evaluation and tools that query in bulk; agents go through `recall`."""
+        with self.lock.hold():
+            index = self._ensure_index()
+            return self._search(index, query, limit, set(), [], False, False, 0, 0.0, 0.0)[0]
+
+    def _search(self, index: Index, text: str, limit: int, types: set[str], entities: list[str],
+                include_archived: bool, include_deprecated: bool, max_tokens: int, diversity: float,
+                min_score: float) -> tuple[list[Hit], bool]:
+        wanted = [e.lower() for e in entities]
+        by_entity = index.with_entities(wanted) if wanted else {}
+        if text.strip():
+            scores = query.text_scores(index, text, max(limit * 8, 64))
+            if wanted:
+                scores = {r: s for r, s in scores.items() if r in by_entity}
+            rows = index.rows(scores)
+        else:
+            rows = index.rows(by_entity) if wanted else index.rows()
+            scores = {r.rowid: 1.0 for r in rows}
+        now = datetime.now(UTC)
+        usage = index.usage(r.id for r in rows)
+        scored: list[tuple[float, Row]] = []
+        for row in rows:
+            if types and row.type not in types:
+                continue
+            if row.state == State.ARCHIVED and not include_archived:
+                continue
+            if row.state == State.DEPRECATED and not include_deprecated:
+                continue
+            if ranking.withheld(row.feedback):
+                continue
+            s = ranking.score(scores[row.rowid], row.trust, row.state, row.updated,
+                              usage.get(row.id, (0, None))[0], row.feedback, now)
+            if s >= min_score:
+                scored.append((s, row))
+        # Without a query the list is newest first; with one, by score (newest first among equals).
+        scored.sort(key=lambda x: (x[1].updated or x[1].created or ""), reverse=True)
+        if text.strip():
+            scored.sort(key=lambda x: x[0], reverse=True)
+        pool = scored[: max(limit * 3, limit)]
+        if diversity > 0:
+            sets = {row.rowid: conflicts.term_set(f"{row.title} {row.excerpt}") for _, row in pool}
+            pool = ranking.mmr(pool, lambda x: x[0], lambda a, b: conflicts.jaccard(sets[a[1].rowid], sets[b[1].rowid]),
+                               diversity, limit)  # type: ignore[assignment]
+        hits: list[Hit] = []
+        spent = 0
+        truncated = False
+        for s, row in pool[:limit]:
+            hit = Hit(id=row.id, path=row.path, title=row.title, excerpt=row.excerpt, type=row.type,
+                      state=row.state, trust=row.trust, entities=row.entities, updated=row.updated,
+                      score=round(s, 4), superseded_by=row.superseded_by)
+            cost = ranking.estimate_tokens(f"{row.path} {row.title} {row.excerpt}") + 8
+            if max_tokens and spent + cost > max_tokens:
+                truncated = True
+                break
+            spent += cost
+            hits.append(hit)
+        return hits, truncated
+
+    # ------------------------------------------------------------------ read
+    def read(self, id: str | None = None, path: str | None = None) -> ReadResult:
+        """The whole memory: frontmatter, body, supersede chain both ways, git history."""
+        if not id and not path:
+            raise InvalidArgument("pass id (a memory id) or path (memories/name.md).")
+        with self._session() as index:
+            if id:
+                row = index.get(check_id(id))
+                if row is None:
+                    raise NotFound(f"no memory with id {id}; use memory_recall to find the right id.")
+            else:
+                rel = self._resolve_path(path or "")
+                row = index.get_by_path(rel)
+                if row is None:
+                    reason = dict(index.errors()).get(rel)
+                    if reason:
+                        raise NotFound(f"{rel} is not indexed: {reason}. Fix the file; the next call picks it up.")
+                    raise NotFound(f"no memory file at {rel}.")
+            loaded = self._load(index, row.id)
+            mem = loaded.mem
+            fm = files.frontmatter(mem)
+            down = lifecycle.walk(mem.id, lambda i: (r.supersedes if (r := index.get(i)) else []))
+            up = lifecycle.walk(mem.id, lambda i: ([s] if (s := _superseded_by(index, i)) else []))
+            history = [HistoryEntry(c.commit, c.date, c.message) for c in self.history.log(row.path)]
+            warnings = []
+            if mem.provisional:
+                warnings.append("this file has no id of its own; memory_update gives it a permanent one")
+            return ReadResult(id=mem.id, path=row.path, title=mem.title, state=mem.state.value, frontmatter=fm,
+                              body=mem.body, chain=Chain(supersedes=down, superseded_by=up), history=history,
+                              recall_count=index.usage([mem.id]).get(mem.id, (0, None))[0], warnings=warnings)
+
+    # ------------------------------------------------------------------ update
+    def update(self, id: str, content: str | None = None, title: str | None = None,
+               entities: list[str] | None = None, type: str | None = None, trust: str | None = None,
+               source: str | None = None, review_after: str | None = None) -> ReadResult:
+        """Change a memory's text or fields in place (state moves go through forget/resolve)."""
+        self._check_text(content, title, source)
+        with self._session() as index:
+            loaded = self._load(index, id)
+            mem = loaded.mem
+            changed: list[str] = []
+            if content is not None:
+                mem.body = compose_body(content, title or mem.title)
+                changed.append("content")
+            elif title is not None and title.strip() and title.strip() != mem.title:
+                mem.body = _retitle(mem.body, title.strip())
+                changed.append("title")
+            if entities is not None:
+                mem.entities = self.dictionary.normalise_all(self._check_entities(entities))[0]
+                changed.append("entities")
+            if type is not None:
+                mem.type = enum_value(MemoryType, type, "type")  # type: ignore[assignment]
+                changed.append("type")
+            if trust is not None:
+                mem.trust = enum_value(Trust, trust, "trust")  # type: ignore[assignment]
+                changed.append("trust")
+            if source is not None:
+                mem.source = " ".join(source.split())
+                changed.append("source")
+            if review_after is not None:
+                mem.review_after = self._check_date(review_after)
+                changed.append("review_after")
+            if mem.provisional:
+                # The first write to a hand-made file without an id gives it a permanent one.
+                mem.id, mem.provisional = str(ULID()), False
+                mem.created = mem.created or now_iso()
+                changed.append("id")
+            if not changed:
+                raise InvalidArgument("nothing to change: pass content, title, entities, type, trust, source "
+                                      "or review_after.")
+            mem.updated = now_iso()
+            self._write(index, loaded)
+            self.history.commit_paths([loaded.rel], f"update: {mem.title}", [mem.id],
+                                      "changed: " + ", ".join(changed))
+        return self.read(id=mem.id)
+
+    # ------------------------------------------------------------------ forget
+    def forget(self, id: str, mode: str = "archive", reason: str = "", confirm: bool = False) -> ForgetResult:
+        """archive, deprecate (reason required), restore to active, or purge (confirm required)."""
+        if mode not in FORGET_MODES:
+            raise InvalidArgument(f"unknown mode '{mode}': use one of {', '.join(FORGET_MODES)}.")
+        with self._session() as index:
+            loaded = self._load(index, id)
+            mem = loaded.mem
+            if mode == "purge":
+                lifecycle.check_purge(mem)
+                if not confirm:
+                    raise ConfirmRequired(
+                        f"purge deletes {loaded.rel} (git keeps it). Ask the user, then call again with confirm=true.")
+                (self.root / loaded.rel).unlink()
+                index.remove_path(loaded.rel)
+                self.history.commit_paths([loaded.rel], f"forget: purge {mem.title}", [mem.id],
+                                          f"reason: {reason}" if reason.strip() else "")
+                return ForgetResult(id=mem.id, mode=mode, state=None, purged=True,
+                                    message=f"deleted {loaded.rel}; `git log --all -- {loaded.rel}` still has it")
+            target = {"archive": State.ARCHIVED, "deprecate": State.DEPRECATED, "restore": State.ACTIVE}[mode]
+            notes = lifecycle.transition(mem, target, reason, now_iso())
+            self._write(index, loaded)
+            self.history.commit_paths([loaded.rel], f"forget: {mode} {mem.title}", [mem.id],
+                                      f"reason: {mem.deprecated_reason}" if mem.deprecated_reason else "")
+            return ForgetResult(id=mem.id, mode=mode, state=mem.state.value, purged=False,
+                                message=f"{mem.id} is now {mem.state.value}", warnings=notes)
+
+    # ------------------------------------------------------------------ resolve
+    def resolve(self, id: str, other_id: str, decision: str) -> ResolveResult:
+        """Settle a pair: `supersede` (id replaces other_id) or `keep_both` (never raised again)."""
+        if decision not in ("supersede", "keep_both"):
+            raise InvalidArgument(f"unknown decision '{decision}': use supersede or keep_both.")
+        check_id(id)
+        check_id(other_id)
+        with self._session() as index:
+            if id == other_id:
+                lifecycle.check_supersede(id, other_id, lambda i: None)
+            a, b = self._load(index, id), self._load(index, other_id)
+            now = now_iso()
+            if decision == "supersede":
+                lifecycle.check_supersede(id, other_id, lambda i: _superseded_by(index, i))
+                lifecycle.apply_supersede(a.mem, b.mem, now)
+                message = f"{other_id} is superseded by {id} and {b.mem.state.value}"
+            else:
+                for x, y in ((a.mem, b.mem), (b.mem, a.mem)):
+                    if y.id in x.conflicts_with:
+                        x.conflicts_with.remove(y.id)
+                    if y.id not in x.distinct_from:
+                        x.distinct_from.append(y.id)
+                message = f"{id} and {other_id} are kept as distinct memories; the pair will not be raised again"
+            for item in (a, b):
+                self._write(index, item)
+            self.history.commit_paths([a.rel, b.rel], f"resolve: {decision} {a.mem.title} / {b.mem.title}",
+                                      [id, other_id])
+            return ResolveResult(id=id, other_id=other_id, decision=decision, message=message)
+
+    # ------------------------------------------------------------------ feedback
+    def feedback(self, id: str, helpful: bool, note: str = "") -> FeedbackResult:
+        """+0.1 when a memory helped, -0.2 when it misled; at -0.5 or below it is withheld from recall."""
+        self._check_text(note, None, None)
+        with self._session() as index:
+            loaded = self._load(index, id)
+            mem = loaded.mem
+            mem.feedback = round(max(-1.0, min(1.0, mem.feedback + (0.1 if helpful else -0.2))), 2)
+            self._write(index, loaded)
+            self.history.commit_paths([loaded.rel], f"feedback: {'helpful' if helpful else 'misleading'} "
+                                      f"{mem.title}", [mem.id], note)
+            return FeedbackResult(id=mem.id, feedback=mem.feedback, withheld=ranking.withheld(mem.feedback))
+
+    # ------------------------------------------------------------------ status
+    def _pending(self, index: Index) -> list[PendingConflict]:
+        rows = {r.id: r for r in index.rows()}
+        out: dict[str, PendingConflict] = {}
+        for row in rows.values():
+            for other_id in row.conflicts_with:
+                other = rows.get(other_id)
+                if (other is None or row.state == State.DEPRECATED or other.state == State.DEPRECATED
+                        or conflicts.settled(row, other)):
+                    continue
+                pair = conflicts.pair_hash(row.id, other_id)
+                out.setdefault(pair, PendingConflict(row.id, other_id, row.title, other.title, pair))
+        return list(out.values())
+
+    def status(self) -> StatusResult:
+        """Counts, coverage, unindexed files, pending conflicts, review-due, distill candidates, withheld."""
+        with self._session() as index:
+            rows = index.rows()
+            counts: dict[str, object] = {"total": len(rows)}
+            for key in ("state", "type", "trust"):
+                tally: dict[str, int] = {}
+                for r in rows:
+                    tally[getattr(r, key)] = tally.get(getattr(r, key), 0) + 1
+                counts[f"by_{key}"] = tally
+            today = date.today().isoformat()
+            cutoff = (datetime.now(UTC) - timedelta(days=DISTILL_AGE_DAYS)).strftime("%Y-%m-%dT%H:%M:%SZ")
+            usage = index.usage(r.id for r in rows)
+            review = [Listed(r.id, r.path, r.title, f"review_after {r.review_after}") for r in rows
+                      if r.state == State.ACTIVE and r.review_after and r.review_after[:10] <= today]
+            distill = [Listed(r.id, r.path, r.title,
+                              "old episode: distil related episodes into one knowledge memory that supersedes them")
+                       for r in sorted(rows, key=lambda r: r.updated or "")
+                       if r.state == State.ACTIVE and r.type == MemoryType.EPISODE and (r.updated or "") < cutoff
+                       and (usage.get(r.id, (0, None))[1] or "") < cutoff]
+            withheld = [Listed(r.id, r.path, r.title, f"feedback {r.feedback}") for r in rows
+                        if ranking.withheld(r.feedback)]
+            provisional = [Listed(r.id, r.path, r.title, "no id in the file: add `id: <ULID>` to its frontmatter, "
+                                  "or call memory_update on it to get one") for r in rows if r.provisional]
+            return StatusResult(
+                store=str(self.root), counts=counts, coverage=self._coverage(index),
+                unindexed=[UnindexedFile(p, e) for p, e in index.errors()], provisional=provisional[:LIST_LIMIT],
+                pending_conflicts=self._pending(index)[:LIST_LIMIT], review_due=review[:LIST_LIMIT],
+                distill_candidates=distill[:10], withheld=withheld[:LIST_LIMIT], git=self.history.summary())
+
+    # ------------------------------------------------------------------ reindex
+    def reindex(self, verify: bool = False) -> ReindexResult:
+        """Rebuild the index from the files; with `verify`, re-hash everything and report drift."""
+        with self.lock.hold():
+            index = self._ensure_index()
+            if verify:
+                before = {p: s.sha for p, (s, _) in index.file_stats().items()}
+                report = self._sync(index, force=True)
+                after = {p: s.sha for p, (s, _) in index.file_stats().items()}
+                drift = sorted(p for p in after if before.get(p) != after[p])
+                drift += [f"{p} (removed)" for p in sorted(before) if p not in after]
+                mode, note = "verify", "drift lists files whose content the index had not caught up with"
+            else:
+                with index.transaction():
+                    index.clear()
+                report = self._sync(index, force=True)
+                drift, mode = [], "rebuild"
+                note = "index rebuilt from the files; recall counts (heat) are kept"
+            return ReindexResult(mode=mode, indexed=index.count(), unindexed=len(index.errors()),
+                                 seconds=round(report.seconds, 3), drift=drift, note=note)
+
+    # ------------------------------------------------------------------ digest
+    def digest(self, limit: int = 15) -> list[Hit]:
+        """The memories worth loading at session start: active preferences and decisions first, by rank."""
+        with self._session() as index:
+            now = datetime.now(UTC)
+            order = {"preference": 0, "decision": 1, "knowledge": 2, "fact": 3, "reference": 4, "episode": 5}
+            rows = [r for r in index.rows() if r.state == State.ACTIVE and not ranking.withheld(r.feedback)]
+            usage = index.usage(r.id for r in rows)
+            rows.sort(key=lambda r: (order.get(r.type, 9), -ranking.score(
+                1.0, r.trust, r.state, r.updated, usage.get(r.id, (0, None))[0], r.feedback, now)))
+            return [Hit(r.id, r.path, r.title, r.excerpt, r.type, r.state, r.trust, r.entities, r.updated, 1.0)
+                    for r in rows[:limit]]
+
+
+def _superseded_by(index: Index, mem_id: str) -> str | None:
+    row = index.get(mem_id)
+    return row.superseded_by if row else None
+
+
+def _conflict(n: conflicts.Neighbour) -> Conflict:
+    return Conflict(id=n.row.id, title=n.row.title, excerpt=n.row.excerpt, shared_entities=n.shared_entities,
+                    age_days=n.age_days, latest_wins_eligible=n.latest_wins_eligible, similarity=n.similarity)
+
+
+def _retitle(body: str, title: str) -> str:
+    """Replace the body's first heading (or put one in front) so the memory reads as `title`."""
+    lines = body.split("\n")
+    for i, line in enumerate(lines):
+        if line.strip():
+            if re.match(r"^#{1,6}\s", line.strip()):
+                lines[i] = f"# {title}"
+                return "\n".join(lines)
+            break
+    return f"# {title}\n\n{body.lstrip()}" if derive_title(body) != title else body
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
