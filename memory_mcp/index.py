@@ -243,6 +243,11 @@ class Index:
                 f"SELECT {_ROW_COLUMNS} FROM memories m WHERE m.rowid IN ({marks})", chunk)]
         return out
 
+    def with_open_conflicts(self) -> list[Row]:
+        """Rows whose file lists open conflict pairs."""
+        return [_row(r) for r in self.conn.execute(
+            f"SELECT {_ROW_COLUMNS} FROM memories m WHERE m.conflicts_with != '[]'")]
+
     def by_content(self, key: str) -> list[Row]:
         return [_row(r) for r in self.conn.execute(
             f"SELECT {_ROW_COLUMNS} FROM memories m WHERE m.content_key=?", (key,))]

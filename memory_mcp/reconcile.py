@@ -51,44 +51,46 @@ class ReconcileReport:
 @dataclass
 class _Seen:
     rel: str
-    abs: Path
+    abs: str
     st: os.stat_result
 
 
 def _walk(root: Path) -> tuple[list[_Seen], list[Unindexed], str | None]:
-    """Every candidate memory file under memories/, the links refused, and an abort reason."""
-    base = root / MEMORIES
+    """Every candidate memory file under memories/, the links refused, and an abort reason.
+
+    Plain strings rather than pathlib: this runs on every tool call over every file."""
     seen: list[_Seen] = []
     refused: list[Unindexed] = []
-    stack = [base]
+    prefix = len(str(root)) + 1
+    stack = [os.path.join(root, MEMORIES)]
     while stack:
         folder = stack.pop()
         try:
             entries = list(os.scandir(folder))
         except FileNotFoundError:
-            if folder == base:
+            if folder[prefix:] == MEMORIES:
                 return seen, refused, "the memories/ folder is missing"
             continue
         except OSError as e:
-            return seen, refused, f"cannot read {folder.relative_to(root)}: {e.strerror}"
+            return seen, refused, f"cannot read {folder[prefix:]}: {e.strerror}"
         for entry in entries:
             name = entry.name
-            if name.startswith(".") or name.endswith(_TEMP_SUFFIXES) or name.startswith("#"):
+            if name.startswith((".", "#")) or name.endswith(_TEMP_SUFFIXES):
                 continue
-            rel = f"{folder.relative_to(root).as_posix()}/{name}"
+            rel = entry.path[prefix:].replace(os.sep, "/")
             if entry.is_symlink():
                 if name.endswith(".md"):
                     refused.append(Unindexed(rel, "symbolic link: not followed (links may lead out of the store)"))
                 continue
             if entry.is_dir(follow_symlinks=False):
-                stack.append(Path(entry.path))
+                stack.append(entry.path)
             elif name.endswith(".md"):
                 try:
                     st = entry.stat(follow_symlinks=False)
                 except FileNotFoundError:
                     continue
                 if stat_mod.S_ISREG(st.st_mode):
-                    seen.append(_Seen(rel, Path(entry.path), st))
+                    seen.append(_Seen(rel, entry.path, st))
     seen.sort(key=lambda s: s.rel)
     return seen, refused, None
 
@@ -115,7 +117,7 @@ def reconcile(root: Path, index: Index, dictionary: Dictionary, *, force: bool =
                     and mtime < last_start):
                 continue
             try:
-                raw = item.abs.read_bytes()
+                raw = Path(item.abs).read_bytes()
             except OSError as e:
                 _record_error(index, report, item.rel, FileStat(mtime, size, ""), f"cannot read: {e.strerror}", prev)
                 continue

@@ -558,11 +558,10 @@ class Store:
 
     # ------------------------------------------------------------------ status
     def _pending(self, index: Index) -> list[PendingConflict]:
-        rows = {r.id: r for r in index.rows()}
         out: dict[str, PendingConflict] = {}
-        for row in rows.values():
+        for row in index.with_open_conflicts():
             for other_id in row.conflicts_with:
-                other = rows.get(other_id)
+                other = index.get(other_id)
                 if (other is None or row.state == State.DEPRECATED or other.state == State.DEPRECATED
                         or conflicts.settled(row, other)):
                     continue
