@@ -1,0 +1,148 @@
+"""Shared helpers: real stores in tmp folders, real git, and a real `memory-mcp serve` subprocess
+driven by the `mcp` SDK client over stdio. Nothing under test is mocked."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from mcp import Client, StdioServerParameters
+from ulid import ULID
+
+from memory_mcp.store import Store, init_store
+
+EXE = Path(sys.executable).parent / "memory-mcp"
+ULID_CHARS = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+
+
+@pytest.fixture(scope="session")
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _isolated_git(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """No git identity, no system config, no MEMORY_MCP_ROOT from the person running the tests:
+    every run sees the same environment (the fallback identity is what commits)."""
+    home = tmp_path_factory.mktemp("home")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("HOME", str(home))
+        mp.setenv("GIT_CONFIG_NOSYSTEM", "1")
+        for var in ("MEMORY_MCP_ROOT", "GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME",
+                    "GIT_COMMITTER_EMAIL", "GIT_DIR", "GIT_WORK_TREE", "XDG_CONFIG_HOME"):
+            mp.delenv(var, raising=False)
+        yield
+
+
+# ---------------------------------------------------------------- stdio server
+def server_env(store: Path, home: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
+    env = {"MEMORY_MCP_ROOT": str(store), "HOME": str(home), "PATH": os.environ["PATH"],
+           "GIT_CONFIG_NOSYSTEM": "1"}
+    env.update(extra or {})
+    return env
+
+
+def server_params(store: Path, home: Path, extra: dict[str, str] | None = None) -> StdioServerParameters:
+    return StdioServerParameters(command=str(EXE), args=["serve"], env=server_env(store, home, extra))
+
+
+class ToolFailed(AssertionError):
+    def __init__(self, name: str, text: str) -> None:
+        super().__init__(f"{name} failed: {text}")
+        self.text = text
+
+
+class Session:
+    """A thin wrapper over the SDK client: `call` returns structured content, `error` the error text."""
+
+    def __init__(self, client: Client, store: Path) -> None:
+        self.client = client
+        self.store = store
+
+    async def raw(self, name: str, **args):  # type: ignore[no-untyped-def]
+        return await self.client.call_tool(name, args)
+
+    async def call(self, name: str, **args) -> dict:
+        r = await self.client.call_tool(name, args)
+        if r.is_error:
+            raise ToolFailed(name, "".join(getattr(c, "text", "") for c in r.content))
+        assert isinstance(r.structured_content, dict), f"{name}: no structured content"
+        return r.structured_content
+
+    async def error(self, name: str, **args) -> str:
+        """The error text of a call that must be refused (as a tool error, not a protocol error)."""
+        r = await self.client.call_tool(name, args)
+        assert r.is_error, f"{name}({args}) was expected to fail but returned {r.structured_content}"
+        return "".join(getattr(c, "text", "") for c in r.content)
+
+    async def recall_ids(self, query: str = "", **args) -> list[str]:
+        r = await self.call("memory_recall", query=query, **args)
+        return [h["id"] for h in r["results"]]
+
+
+@contextlib.asynccontextmanager
+async def open_server(store: Path, home: Path | None = None, extra_env: dict[str, str] | None = None,
+                      **client_kwargs) -> AsyncIterator[Session]:
+    home = home or store.parent / "home"
+    home.mkdir(parents=True, exist_ok=True)
+    async with Client(server_params(store, home, extra_env), **client_kwargs) as client:
+        yield Session(client, store)
+
+
+# ---------------------------------------------------------------- stores and files
+def git(store: Path, *args: str, check: bool = True) -> str:
+    return subprocess.run(["git", "-C", str(store), *args], capture_output=True, text=True,
+                          check=check).stdout
+
+
+def commit_count(store: Path) -> int:
+    return int(git(store, "rev-list", "--count", "HEAD").strip())
+
+
+def subjects(store: Path, n: int | None = None) -> list[str]:
+    args = ["log", "--format=%s"] + ([f"-n{n}"] if n else [])
+    return git(store, *args).splitlines()
+
+
+def new_id() -> str:
+    return str(ULID())
+
+
+def make_store(path: Path) -> Path:
+    return init_store(path)
+
+
+def open_store(path: Path) -> Store:
+    return Store.open(path)
+
+
+def fm_file(store: Path, name: str, body: str, **fields: object) -> Path:
+    """Write a memory file by hand, the way a person would in an editor. `fields` go to the
+    frontmatter in order (lists as flow sequences); an `id` is made up when not given."""
+    fields.setdefault("id", new_id())
+    lines = ["---"]
+    for key, value in fields.items():
+        if isinstance(value, list):
+            lines.append(f"{key}: [{', '.join(str(v) for v in value)}]")
+        elif value is not None:
+            lines.append(f"{key}: {value}")
+    lines.append("---")
+    path = store / "memories" / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n" + body, encoding="utf-8")
+    return path
+
+
+def fm_value(path: Path, key: str) -> str | None:
+    """The raw text of one top-level frontmatter key as the file holds it (None when absent)."""
+    text = path.read_text(encoding="utf-8")
+    head = text.split("\n---\n", 1)[0]
+    for line in head.splitlines()[1:]:
+        if line.startswith(f"{key}:"):
+            return line[len(key) + 1:].strip()
+    return None
