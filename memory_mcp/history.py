@@ -78,6 +78,19 @@ class History:
             g.commit("--no-verify", "-q", "-m", message, env=self._env)
         return self.repo.head.commit.hexsha
 
+    def dirty_paths(self) -> list[str]:
+        """Memory files and dictionary.md that differ from HEAD (untracked ones included)."""
+        out = self.repo.git.status("--porcelain", "-z", "--untracked-files=all", "--", "memories", "dictionary.md")
+        paths: list[str] = []
+        entries = iter(out.split("\0"))
+        for entry in entries:
+            if len(entry) < 4:
+                continue
+            paths.append(entry[3:])
+            if entry[0] in "RC":  # a rename is followed by its source path
+                paths.append(next(entries, ""))
+        return [p for p in paths if p]
+
     def log(self, path: str, limit: int = 20) -> list[Commit]:
         """The commits that touched one file, newest first, following renames."""
         try:

@@ -128,6 +128,7 @@ class Store:
         self._index: Index | None = None
         self._index_ino: int | None = None
         self._last: ReconcileReport | None = None
+        self._recovered = False
 
     # ------------------------------------------------------------------ opening
     @classmethod
@@ -176,6 +177,8 @@ class Store:
         with self.lock.hold():
             index = self._ensure_index()
             self._sync(index, force)
+            if not self._recovered:
+                self._recover(index)
             yield index
 
     def _sync(self, index: Index, force: bool = False) -> ReconcileReport:
@@ -185,6 +188,19 @@ class Store:
         if report.reindexed or report.removed or report.dictionary_changed:
             self._commit_hand_edits(index, report)
         return report
+
+    def _recover(self, index: Index) -> None:
+        """Commit memory files a crash left written but uncommitted (the index already has them).
+
+        Runs once per process. Files that do not parse are left alone: a person may be mid-edit."""
+        self._recovered = True
+        bad = {p for p, _ in index.errors()}
+        paths = [p for p in self.history.dirty_paths()
+                 if p not in bad and (p == "dictionary.md" or index.get_by_path(p) or not (self.root / p).exists())]
+        if paths:
+            ids = [r.id for r in (index.get_by_path(p) for p in paths) if r and not r.provisional]
+            self.history.commit_paths(paths, "reconcile: commit memory files left uncommitted", ids,
+                                      "\n".join(f"changed: {p}" for p in paths[:50]))
 
     def _commit_hand_edits(self, index: Index, report: ReconcileReport) -> None:
         paths = [*report.reindexed, *report.removed]
