@@ -231,6 +231,35 @@ def serialize(mem: Memory) -> str:
     return f"---\n{head}---\n{mem.body}"
 
 
+def set_scalars(text: str, values: dict[str, str | None]) -> str | None:
+    """`text` with top-level one-line keys set (None removes the key), everything else untouched.
+
+    For small system edits to a file a person wrote (an archived memory made active again), so
+    their layout, comments and quoting survive. Returns None when a key's value spans several
+    lines; the caller then rewrites the whole file."""
+    fm, body = split(text)
+    if fm is None:
+        return None
+    lines = fm.split("\n")
+    pending = dict(values)
+    out: list[str] = []
+    for i, line in enumerate(lines):
+        key = line.split(":", 1)[0] if ":" in line and not line.startswith((" ", "\t", "-", "#")) else None
+        if key in pending:
+            following = lines[i + 1] if i + 1 < len(lines) else ""
+            if following.startswith((" ", "\t", "-")) and following.strip():
+                return None
+            value = pending.pop(key)
+            if value is not None:
+                out.append(f"{key}: {_scalar(value)}")
+            continue
+        out.append(line)
+    if out and out[-1] == "":
+        out.pop()
+    out += [f"{k}: {_scalar(v)}" for k, v in pending.items() if v is not None]
+    return "---\n" + "\n".join(out) + "\n---\n" + body
+
+
 def frontmatter(mem: Memory) -> dict[str, object]:
     """The frontmatter of `mem` as a mapping, in file order, exactly as `serialize` writes it."""
     fm_text, _ = split(serialize(mem))

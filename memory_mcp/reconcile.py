@@ -167,7 +167,9 @@ def _index_file(root: Path, index: Index, dictionary: Dictionary, report: Reconc
         mem.state = State.ACTIVE
         mem.superseded_by = None
         mem.updated = now_iso()
-        text = files.serialize(mem)
+        text = (files.set_scalars(files.decode(raw), {"state": "active", "updated": mem.updated,
+                                                      "superseded_by": None})
+                or files.serialize(mem))
         files.atomic_write(root / rel, text)
         st = (root / rel).stat()
         fstat = FileStat(st.st_mtime_ns, st.st_size, hashlib.sha256(text.encode()).hexdigest())
