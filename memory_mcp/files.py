@@ -179,6 +179,9 @@ def _from_mapping(data: dict, body: str, rel_path: str) -> Memory:
     )
 
 
+_UNPRINTABLE = re.compile("[\x7f-\x9f\u2028\u2029\ud800-\udfff\ufffe\uffff]")
+
+
 def _scalar(value: str) -> str:
     """A string as a YAML scalar: plain when it reads back identically, else double-quoted."""
     if value and value == value.strip() and "\n" not in value:
@@ -187,18 +190,27 @@ def _scalar(value: str) -> str:
                 return value
         except yaml.YAMLError:
             pass
-    # A JSON string is a valid YAML double-quoted scalar.
-    return json.dumps(value, ensure_ascii=False)
+    # A JSON string is a valid YAML double-quoted scalar, once the characters YAML will not take
+    # raw (controls, NEL and the Unicode line separators it would fold) are escaped too.
+    return _UNPRINTABLE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", json.dumps(value, ensure_ascii=False))
 
 
 def _flow_list(values: list[str]) -> str:
     return "[" + ", ".join(_scalar(v) for v in values) + "]"
 
 
+def _dump_extra(extra: dict[str, object]) -> str:
+    """Unknown keys as block YAML; unicode kept readable unless it would not read back the same."""
+    text = yaml.safe_dump(extra, sort_keys=False, allow_unicode=True, default_flow_style=False, width=10**6)
+    if _yaml_load(text) != extra:
+        text = yaml.safe_dump(extra, sort_keys=False, allow_unicode=False, default_flow_style=False, width=10**6)
+    return text
+
+
 def serialize(mem: Memory) -> str:
     """The file text of a memory: fixed key order, empty optional keys omitted, unknown keys last."""
     lines = [
-        f"id: {mem.id}",
+        f"id: {_scalar(mem.id)}",
         f"type: {mem.type.value}",
         f"state: {mem.state.value}",
         f"trust: {mem.trust.value}",
@@ -225,9 +237,7 @@ def serialize(mem: Memory) -> str:
         lines.append(f"feedback: {round(mem.feedback, 2)!r}")
     head = "\n".join(lines) + "\n"
     if mem.extra:
-        head += yaml.safe_dump(
-            mem.extra, sort_keys=False, allow_unicode=True, default_flow_style=False, width=10**6
-        )
+        head += _dump_extra(mem.extra)
     return f"---\n{head}---\n{mem.body}"
 
 

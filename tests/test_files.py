@@ -236,8 +236,6 @@ def test_atomic_write_replaces_and_leaves_no_temp_files(tmp_path: Path) -> None:
 
 
 # ------------------------------------------------------------------ characters YAML cannot carry
-@pytest.mark.xfail(strict=True, reason="bug: serialize writes DEL/C1 control characters raw into a "
-                   "double-quoted YAML scalar, which the parser then refuses")
 @pytest.mark.parametrize("value", ["a\x7fb", "a\x9bb"])
 def test_control_characters_survive_the_round_trip(value: str) -> None:
     mem = Memory(id=ID, body="b\n", source=value, entities=[value])
