@@ -65,9 +65,12 @@ class History:
         existing = [p for p in paths if (self.root / p).exists()]
         if existing:
             g.add("--", *existing, env=self._env)
-        status = g.status("--porcelain", "--untracked-files=no", "--", *paths)
-        if not status.strip():
+        # Only paths git has a change for: a file that was never committed and is gone now (a broken
+        # file a person deleted) would make `git commit -- path` fail on an unknown pathspec.
+        changed = self._changed(paths)
+        if not changed:
             return None
+        paths = changed
         trailers = "".join(f"\nMemory-Id: {i}" for i in dict.fromkeys(memory_ids))
         message = subject + ("\n\n" + body.strip() if body.strip() else "") + ("\n" + trailers if trailers else "")
         has_head = self.repo.head.is_valid()
@@ -80,7 +83,10 @@ class History:
 
     def dirty_paths(self) -> list[str]:
         """Memory files and dictionary.md that differ from HEAD (untracked ones included)."""
-        out = self.repo.git.status("--porcelain", "-z", "--untracked-files=all", "--", "memories", "dictionary.md")
+        return self._changed(["memories", "dictionary.md"])
+
+    def _changed(self, pathspecs: list[str]) -> list[str]:
+        out = self.repo.git.status("--porcelain", "-z", "--untracked-files=all", "--", *pathspecs)
         paths: list[str] = []
         entries = iter(out.split("\0"))
         for entry in entries:

@@ -37,6 +37,7 @@ class ReconcileReport:
     scanned: int = 0
     reindexed: list[str] = field(default_factory=list)  # paths parsed and indexed this call
     removed: list[str] = field(default_factory=list)  # paths whose file was gone
+    removed_ids: list[str] = field(default_factory=list)  # the memories those files held
     promoted: list[str] = field(default_factory=list)  # ids of archived memories made active by a hand edit
     new_errors: list[str] = field(default_factory=list)  # paths that became unparseable this call
     dictionary_changed: bool = False
@@ -132,6 +133,9 @@ def reconcile(root: Path, index: Index, dictionary: Dictionary, *, force: bool =
             present = {s.rel for s in seen} | {r.path for r in refused}
             for path in known:
                 if path not in present and not (root / path).exists():
+                    row = index.get_by_path(path)
+                    if row and not row.provisional:
+                        report.removed_ids.append(row.id)
                     index.remove_path(path)
                     report.removed.append(path)
             index.set_meta("last_scan_start_ns", str(started))

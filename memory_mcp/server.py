@@ -144,7 +144,7 @@ def build_server(root: Path | None = None) -> MCPServer:
         r = await call(lambda s: s.read, id, path)
         return answer(r, render.read(r))
 
-    @mcp.tool(title="Update a memory", annotations=_IDEMPOTENT_WRITE)
+    @mcp.tool(title="Update a memory", annotations=_WRITE)
     async def memory_update(
         id: str,
         content: str | None = None,

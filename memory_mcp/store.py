@@ -8,6 +8,7 @@ index in the same call.
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import re
 import shutil
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
+from git import GitCommandError
 from ulid import ULID
 
 from . import conflicts, files, lifecycle, query, ranking
@@ -72,6 +74,7 @@ from .results import (
 )
 from .secrets import scan
 
+log = logging.getLogger("memory_mcp")
 TEMPLATE = Path(__file__).resolve().parent / "store_template"
 DERIVED = ".derived"
 INDEX_FILE = "index.sqlite3"
@@ -207,12 +210,18 @@ class Store:
         if report.dictionary_changed:
             paths.append("dictionary.md")
         ids = [r.id for r in (index.get_by_path(p) for p in report.reindexed) if r and not r.provisional]
+        ids += report.removed_ids
         n_files = len(report.reindexed) + len(report.removed)
         subject = f"reconcile: {n_files} file{'s' if n_files != 1 else ''} edited by hand"
         if report.promoted:
             subject += f", {len(report.promoted)} archived memory made active"
         lines = [f"changed: {p}" for p in report.reindexed] + [f"deleted: {p}" for p in report.removed]
-        self.history.commit_paths(paths, subject, ids, "\n".join(lines[:50]))
+        try:
+            self.history.commit_paths(paths, subject, ids, "\n".join(lines[:50]))
+        except GitCommandError as e:
+            # A person's .gitignore or hook must not make every tool call fail: the index is right,
+            # only the history lags, and status shows the memory files as changed.
+            log.warning("could not commit hand edits: %s", e)
 
     def _coverage(self, index: Index) -> Coverage:
         report = self._last or ReconcileReport()

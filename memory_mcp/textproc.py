@@ -119,6 +119,9 @@ _STOP_KO = _wordset(
 )
 
 
+_KO_EXTRA = ""
+
+
 def normalize(text: str) -> str:
     """NFKC-normalise so full-width forms, ligatures and compatibility jamo compare equal."""
     return unicodedata.normalize("NFKC", text)
@@ -188,7 +191,13 @@ def terms(text: str) -> list[str]:
         if not parts:
             continue
         if len(parts) == 1:
-            out.append(stem_word(parts[0].lower()))
+            st = stem_word(parts[0].lower())
+            out.append(st)
+            if _KO_EXTRA and len(st) >= 3 and script_of(st) == "hangul":
+                if _KO_EXTRA == "bigram":
+                    out.extend(st[i : i + 2] for i in range(len(st) - 1))
+                elif _KO_EXTRA == "orig":
+                    out.append(parts[0])
             continue
         out.extend(stem_word(p.lower()) for p in parts)
         # The joined form lets a query typed as one word (getuserbyid, e4012) match too.

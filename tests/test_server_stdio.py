@@ -191,7 +191,6 @@ async def test_hand_deleted_file_gone_from_next_recall(s: Session, store: Path) 
     assert "not_found" in await s.error("memory_read", id=a["id"])
 
 
-@pytest.mark.xfail(strict=True, reason="bug: the reconcile commit of a hand-deleted file has no Memory-Id trailer")
 async def test_hand_deletion_commit_names_the_memory(s: Session, store: Path) -> None:
     a = await s.call("memory_remember", content="The marmot dashboard was moved to grafana two.")
     (store / a["path"]).unlink()
@@ -291,7 +290,7 @@ async def test_hostile_files_are_listed_and_nothing_runs(s: Session, store: Path
         assert outside.read_text().startswith("---\ntype: fact")
         assert (await s.call("memory_status"))["counts"]["total"] > 0  # the server is alive
     finally:
-        # Untracked (unindexed) files first, the committed crlf.md after: see the xfail below for why.
+        # Untracked (unindexed) files first, the committed crlf.md after.
         for p in folder.iterdir():
             if p.name != "crlf.md":
                 p.unlink()
@@ -301,8 +300,6 @@ async def test_hostile_files_are_listed_and_nothing_runs(s: Session, store: Path
     assert clean(store)
 
 
-@pytest.mark.xfail(strict=True, reason="bug: deleting a committed memory and a never-committed unparseable "
-                   "file together makes the reconcile commit fail (git pathspec error, [internal])")
 async def test_deleting_a_broken_and_a_committed_file_together(s: Session, store: Path) -> None:
     a = await s.call("memory_remember", content="The bison importer retries three times.")
     broken = store / "memories" / "bison-broken.md"
