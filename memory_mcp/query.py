@@ -1,21 +1,24 @@
 """Query planner and fusion: any user string -> one positive `text` score per memory rowid.
 
-Planning (`plan`) turns free text into four signals, each safe by construction because user text
-only ever reaches FTS5 inside double-quoted strings built from alphanumeric terms:
+Planning (`plan`) turns free text into four signals. It is safe by construction: user text only
+ever reaches FTS5 inside double-quoted string literals (quotes doubled), joined with `OR`, so no
+operator, column filter, `NEAR`, `*`, `^` or bracket typed by the user is ever interpreted.
 
-* ``word``  - `fts_word`: the query's words (stop words dropped), OR-ed; words of 4+ characters
-  are prefix terms (`deploy*` finds `deployment`).
-* ``stem``  - `fts_stem`: the same words through `textproc.terms` (Snowball stems, identifier
-  parts, Korean particle stripping), OR-ed.
-* ``tri``   - `fts_tri`: raw chunks of 3+ characters as substring phrases (`flags.yaml`,
-  `UserBy`), OR-ed.
-* ``like``  - `Index.like`: needles FTS cannot match: 1-2 character words and symbol tokens such as
-  `C#`, `C++`, `.NET`.
+* ``word`` - `fts_word`: the query's content words exactly as `unicode61` indexes them.
+* ``stem`` - `fts_stem`: the same words through `textproc.terms` (Snowball stems for English and
+  Russian, identifier parts, Korean particle stripping and syllable bigrams).
+* ``tri``  - `fts_tri`: substring phrases for chunks words lose: identifiers with punctuation or
+  mixed case (`config/flags.yaml`, `getUserBy`, `E4012`); plain chunks only when the word and stem
+  signals found nothing (a fragment such as `ployme`).
+* ``like`` - `Index.like`: needles no FTS table can match: symbol tokens (`C#`, `C++`, `.NET`)
+  and 1-2 character Latin/Cyrillic words.
 
-Fusion (`fuse`): each FTS signal's bm25 is made positive and divided by that signal's best score
-for this query (so every signal contributes on a 0..1 scale), then the signals are summed with
-the weights in `WEIGHTS`. The weights were tuned on LoCoMo conversations 0-4 and checked on
-XQuAD/KorQuAD (docs/recall-eval.md).
+Fusion (`fuse`): the score of a memory is the weighted sum of its positive bm25 on each FTS
+signal (`WEIGHTS`); the LIKE signal adds the fraction of needles found, scaled to the best FTS
+score of the query so it matters as a tie-breaker and stands alone when FTS found nothing.
+Summing raw bm25 beat per-signal max-normalisation and reciprocal-rank fusion on every set; the
+weights were tuned on LoCoMo conversations 0-4 and checked on XQuAD/KorQuAD (docs/recall-eval.md).
+The scale is bm25's (typically 1-40), not 0..1: compare scores within one query only.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from typing import Protocol
 
 from memory_mcp import textproc
 
-__all__ = ["WEIGHTS", "Plan", "SearchIndex", "plan", "fts_or", "text_scores", "tokens"]
+__all__ = ["WEIGHTS", "Plan", "SearchIndex", "fts_or", "fuse", "plan", "run_signals", "text_scores", "tokens"]
 
 
 class SearchIndex(Protocol):
@@ -37,11 +40,10 @@ class SearchIndex(Protocol):
     def like(self, needles: list[str], limit: int) -> list[tuple[int, int]]: ...
 
 
-# Fusion weights per signal (see module docstring and docs/recall-eval.md for how they were chosen).
-WEIGHTS: dict[str, float] = {"word": 1.0, "stem": 1.0, "tri": 0.3, "like": 0.3}
+# Fusion weights per signal. Stems carry the most (inflection-proof); exact words add a bonus for
+# the form the user typed; trigram and LIKE are fallbacks that must not reorder prose results.
+WEIGHTS: dict[str, float] = {"word": 0.5, "stem": 1.0, "tri": 0.2, "like": 0.2}
 
-# Words at least this long become prefix terms in the word signal.
-PREFIX_MIN = 4
 # Caps that keep a 10 KB query cheap: FTS5 cost grows with the number of OR-ed phrases.
 MAX_TERMS = 64
 MAX_TRI = 16
@@ -49,19 +51,26 @@ MAX_LIKE = 8
 
 # Symbol tokens FTS tokenizers destroy: a word followed by #/+ (C#, F#, C++), or .NET-style.
 _SYMBOL_RE = re.compile(r"^(?:[A-Za-z][A-Za-z0-9]*[#+]+|\.[A-Za-z][A-Za-z0-9]*)$")
+# A chunk worth a substring search even when its words matched: punctuation between word
+# characters (flags.yaml, a/b, user@host), a case change inside (getUserBy), letters+digits (E4012).
+_IDENT_RE = re.compile(r"\w[^\w\s]+\w|[a-z][A-Z]|[A-Za-z]\d|\d[A-Za-z]")
 
 
 @dataclass
 class Plan:
-    """The signals one query expands to. Empty lists mean the signal is not run."""
+    """The signals one query expands to. An empty list means the signal is not run.
+
+    `tri_fallback` holds plain chunks searched by trigram only if words and stems found nothing.
+    """
 
     words: list[str] = field(default_factory=list)
     stems: list[str] = field(default_factory=list)
     tri: list[str] = field(default_factory=list)
+    tri_fallback: list[str] = field(default_factory=list)
     like: list[str] = field(default_factory=list)
 
     def is_empty(self) -> bool:
-        return not (self.words or self.stems or self.tri or self.like)
+        return not (self.words or self.stems or self.tri or self.tri_fallback or self.like)
 
 
 def _quote(term: str) -> str:
@@ -69,110 +78,104 @@ def _quote(term: str) -> str:
     return '"' + term.replace('"', '""') + '"'
 
 
-def fts_or(terms: list[str], prefix_min: int = 0) -> str:
-    """OR of quoted terms; terms of `prefix_min`+ characters (if > 0) get a prefix `*`."""
-    parts = []
-    for t in terms:
-        q = _quote(t)
-        if prefix_min and len(t) >= prefix_min:
-            q += "*"
-        parts.append(q)
-    return " OR ".join(parts)
+def fts_or(terms: list[str]) -> str:
+    """OR of quoted terms: a MATCH expression that cannot be a syntax error for non-empty terms."""
+    return " OR ".join(_quote(t) for t in terms)
 
 
 def _dedup(items: list[str]) -> list[str]:
-    seen: set[str] = set()
-    out = []
-    for it in items:
-        if it not in seen:
-            seen.add(it)
-            out.append(it)
-    return out
+    return list(dict.fromkeys(items))
 
 
 def tokens(text: str) -> list[str]:
-    """Content words of `text` (lower-cased, stop words dropped, order kept, deduplicated).
-
-    Falls back to all words when every word is a stop word ("who is it?" still searches). The
-    store may reuse this for its conflict gate so both sides agree on what a term is.
-    """
+    """Content words of `text`: lower-cased `unicode61`-style words, stop words dropped, order
+    kept, deduplicated. Falls back to all words when every word is a stop word ("who is it?")."""
     words = textproc.word_tokens(text)
-    content = [w for w in words if not textproc.is_stopword(w) and not textproc.is_stopword(textproc.stem_word(w))]
+    content = [w for w in words if not textproc.is_stopword(w)]
     return _dedup(content or words)
 
 
+def stems(text: str) -> list[str]:
+    """Normalised content terms of `text` (as `fts_stem` holds them), for the store's conflict gate
+    and duplicate checks: two texts share a topic when they share stems."""
+    out: list[str] = []
+    for w in tokens(text):
+        out.extend(t for t in textproc.terms(w) if not textproc.is_stopword(t))
+    return _dedup(out)
+
+
 def plan(query: str) -> Plan:
-    """Expand a free-text query into the four signals. Pure; never raises."""
+    """Expand a free-text query into the signals. Pure; never raises; any string is accepted."""
     p = Plan()
     if not query or not query.strip():
         return p
     words = tokens(query)
-    stop_all = len(words) > 0 and all(textproc.is_stopword(w) for w in words)
-    # Word signal: words FTS can match (3+ characters, or any digit run); shorter ones go to LIKE.
-    p.words = [w for w in words if len(w) >= 3 or w.isdigit() or textproc.script_of(w) == "hangul"][:MAX_TERMS]
-    stems: list[str] = []
+    p.words = words[:MAX_TERMS]
+    terms: list[str] = []
     for w in words:
-        for t in textproc.terms(w):
-            if stop_all or not textproc.is_stopword(t):
-                stems.append(t)
-    p.stems = _dedup(stems)[:MAX_TERMS]
-    chunks = textproc.chunks(query)
-    # Trigram phrases: raw chunks with something FTS words lose (punctuation inside, mixed case
-    # identifiers) or any content chunk of 3+ characters; the trigram tokenizer cannot match
-    # anything shorter.
-    tri = []
-    for c in chunks:
-        if len(c) < 3:
+        terms.extend(t for t in textproc.terms(w) if not textproc.is_stopword(t))
+    # If stripping left nothing (a query of stop words only), search the stop words themselves.
+    p.stems = _dedup(terms or [t for w in words for t in textproc.terms(w)])[:MAX_TERMS]
+    tri: list[str] = []
+    fallback: list[str] = []
+    like: list[str] = []
+    for chunk in textproc.chunks(query):
+        if _SYMBOL_RE.match(chunk):
+            like.append(chunk.lower())
+        # The trigram tokenizer cannot match fewer than 3 characters.
+        if len(chunk) < 3 or not any(ch.isalnum() for ch in chunk):
             continue
-        low = c.lower()
-        if not any(ch.isalnum() for ch in low):
-            continue
-        if textproc.is_stopword(low):
-            continue
-        tri.append(low)
+        low = chunk.lower()
+        if _IDENT_RE.search(chunk):
+            tri.append(low)
+        elif not textproc.is_stopword(low):
+            fallback.append(low)
+    # Short Latin/Cyrillic words (go, ui, db, я) are also matched as substrings: trigram cannot and
+    # a whole-word match misses `MongoDB`. Hangul is left out: its stems and bigrams cover it.
+    like += [w for w in words if len(w) <= 2 and not w.isdigit() and textproc.script_of(w) != "hangul"
+             and not textproc.is_stopword(w)]
     p.tri = _dedup(tri)[:MAX_TRI]
-    like = [c for c in chunks if _SYMBOL_RE.match(c)]
-    like += [w for w in words if len(w) <= 2 and not w.isdigit() and not textproc.is_stopword(w)]
-    p.like = _dedup([n.lower() for n in like])[:MAX_LIKE]
+    p.tri_fallback = _dedup(fallback)[:MAX_TRI]
+    p.like = _dedup(like)[:MAX_LIKE]
     return p
 
 
-def _normalised(rows: list[tuple[int, float]]) -> dict[int, float]:
-    """bm25 (negative, lower = better) -> positive score scaled so the best row is 1."""
-    if not rows:
-        return {}
-    best = max(-s for _, s in rows)
-    if best <= 0:
-        return {rid: 1.0 for rid, _ in rows}
-    return {rid: max(-s, 0.0) / best for rid, s in rows}
-
-
-def run_signals(index: SearchIndex, p: Plan, limit: int) -> dict[str, dict[int, float]]:
-    """Run each non-empty signal of `p`, returning per-signal normalised scores (0..1)."""
-    out: dict[str, dict[int, float]] = {}
+def run_signals(index: SearchIndex, p: Plan, limit: int) -> dict[str, list[tuple[int, float]]]:
+    """Run each non-empty signal of `p`: signal -> [(rowid, positive score)], best first."""
+    out: dict[str, list[tuple[int, float]]] = {}
     if p.words:
-        out["word"] = _normalised(index.fts("fts_word", fts_or(p.words, PREFIX_MIN), limit))
+        out["word"] = [(r, -s) for r, s in index.fts("fts_word", fts_or(p.words), limit)]
     if p.stems:
-        out["stem"] = _normalised(index.fts("fts_stem", fts_or(p.stems), limit))
-    if p.tri:
-        out["tri"] = _normalised(index.fts("fts_tri", fts_or(p.tri), limit))
+        out["stem"] = [(r, -s) for r, s in index.fts("fts_stem", fts_or(p.stems), limit)]
+    tri = p.tri
+    if p.tri_fallback and not out.get("word") and not out.get("stem"):
+        tri = _dedup(tri + p.tri_fallback)[:MAX_TRI]
+    if tri:
+        out["tri"] = [(r, -s) for r, s in index.fts("fts_tri", fts_or(tri), limit)]
     if p.like:
         n = len(p.like)
-        out["like"] = {rid: hits / n for rid, hits in index.like(p.like, limit) if hits > 0}
+        out["like"] = [(r, hits / n) for r, hits in index.like(p.like, limit) if hits > 0]
     return out
 
 
-def fuse(signals: dict[str, dict[int, float]], weights: dict[str, float] | None = None) -> dict[int, float]:
-    """Weighted sum of the per-signal scores."""
+def fuse(signals: dict[str, list[tuple[int, float]]], weights: dict[str, float] | None = None) -> dict[int, float]:
+    """Weighted sum of the FTS signals' positive bm25, plus the LIKE fraction scaled to the best
+    FTS score of the query (1.0 when FTS found nothing)."""
     w = WEIGHTS if weights is None else weights
     total: dict[int, float] = {}
-    for name, scores in signals.items():
-        wt = w.get(name, 0.0)
-        if wt <= 0:
+    for name, rows in signals.items():
+        if name == "like":
             continue
-        for rid, s in scores.items():
-            total[rid] = total.get(rid, 0.0) + wt * s
-    return total
+        wt = w.get(name, 0.0)
+        for rid, s in rows:
+            total[rid] = total.get(rid, 0.0) + wt * max(s, 0.0)
+    like = signals.get("like")
+    if like:
+        scale = max(total.values(), default=0.0) or 1.0
+        wt = w.get("like", 0.0) if total else 1.0
+        for rid, frac in like:
+            total[rid] = total.get(rid, 0.0) + wt * scale * frac
+    return {rid: s for rid, s in total.items() if s > 0}
 
 
 def text_scores(index: SearchIndex, query: str, pool: int) -> dict[int, float]:

@@ -8,7 +8,8 @@ Three views of a text exist:
 * **terms** (`terms`): normalised index terms for the `fts_stem` table. English and Russian words
   are reduced by the Snowball stemmers of PyStemmer (chosen per token by script), identifiers are
   split into their parts (`getUserById` -> get user by id, `snake_case`, `E4012` -> e 4012 and the
-  whole token), and Korean words lose their particles and endings (`보안을` -> 보안, `끄는` -> 끄).
+  whole token), and Korean words lose their particles and endings (`보안을` -> 보안, `끄는` -> 끄);
+  Korean stems of 3+ syllables also give their syllable bigrams, so compounds are found by parts.
 * **raw chunks** (`chunks`): whitespace-delimited pieces with surrounding punctuation trimmed, used
   for trigram phrases and LIKE needles (`config/flags.yaml`, `C#`, `.NET`).
 
@@ -119,9 +120,6 @@ _STOP_KO = _wordset(
 )
 
 
-_KO_EXTRA = ""
-
-
 def normalize(text: str) -> str:
     """NFKC-normalise so full-width forms, ligatures and compatibility jamo compare equal."""
     return unicodedata.normalize("NFKC", text)
@@ -193,11 +191,10 @@ def terms(text: str) -> list[str]:
         if len(parts) == 1:
             st = stem_word(parts[0].lower())
             out.append(st)
-            if _KO_EXTRA and len(st) >= 3 and script_of(st) == "hangul":
-                if _KO_EXTRA == "bigram":
-                    out.extend(st[i : i + 2] for i in range(len(st) - 1))
-                elif _KO_EXTRA == "orig":
-                    out.append(parts[0])
+            if len(st) >= 3 and script_of(st) == "hangul":
+                # Korean compounds (국가보안법) are written without spaces; syllable bigrams of
+                # the stem let 보안 find them (KorQuAD R@1 0.873 -> 0.893, docs/recall-eval.md).
+                out.extend(st[i : i + 2] for i in range(len(st) - 1))
             continue
         out.extend(stem_word(p.lower()) for p in parts)
         # The joined form lets a query typed as one word (getuserbyid, e4012) match too.
