@@ -10,12 +10,14 @@ operator, column filter, `NEAR`, `*`, `^` or bracket typed by the user is ever i
 * ``tri``  - `fts_tri`: substring phrases for chunks words lose: identifiers with punctuation or
   mixed case (`config/flags.yaml`, `getUserBy`, `E4012`); plain chunks only when the word and stem
   signals found nothing (a fragment such as `ployme`).
-* ``like`` - `Index.like`: needles no FTS table can match: symbol tokens (`C#`, `C++`, `.NET`)
-  and 1-2 character Latin/Cyrillic words.
+* ``sym``  - `Index.like`: symbol tokens no FTS table can match (`C#`, `C++`, `.NET`). Their
+  1-2 character remains (`c`) are dropped from the word/stem signals, which cannot tell C# from C++.
+* ``like`` - `Index.like`: other 1-2 character Latin/Cyrillic words, as substrings (`db` in `MongoDB`).
 
 Fusion (`fuse`): the score of a memory is the weighted sum of its positive bm25 on each FTS
-signal (`WEIGHTS`); the LIKE signal adds the fraction of needles found, scaled to the best FTS
-score of the query so it matters as a tie-breaker and stands alone when FTS found nothing.
+signal (`WEIGHTS`); the two LIKE signals add the fraction of their needles found, scaled to the best
+FTS score of the query (1.0 when FTS found nothing): a symbol match weighs like the best text
+match, a short-word substring only breaks ties.
 Summing raw bm25 beat per-signal max-normalisation and reciprocal-rank fusion on every set; the
 weights were tuned on LoCoMo conversations 0-4 and checked on XQuAD/KorQuAD (docs/recall-eval.md).
 The scale is bm25's (typically 1-40), not 0..1: compare scores within one query only.
@@ -42,7 +44,7 @@ class SearchIndex(Protocol):
 
 # Fusion weights per signal. Stems carry the most (inflection-proof); exact words add a bonus for
 # the form the user typed; trigram and LIKE are fallbacks that must not reorder prose results.
-WEIGHTS: dict[str, float] = {"word": 0.5, "stem": 1.0, "tri": 0.2, "like": 0.2}
+WEIGHTS: dict[str, float] = {"word": 0.5, "stem": 1.0, "tri": 0.2, "sym": 1.0, "like": 0.2}
 
 # Caps that keep a 10 KB query cheap: FTS5 cost grows with the number of OR-ed phrases.
 MAX_TERMS = 64
@@ -67,10 +69,11 @@ class Plan:
     stems: list[str] = field(default_factory=list)
     tri: list[str] = field(default_factory=list)
     tri_fallback: list[str] = field(default_factory=list)
+    sym: list[str] = field(default_factory=list)
     like: list[str] = field(default_factory=list)
 
     def is_empty(self) -> bool:
-        return not (self.words or self.stems or self.tri or self.tri_fallback or self.like)
+        return not (self.words or self.stems or self.tri or self.tri_fallback or self.sym or self.like)
 
 
 def _quote(term: str) -> str:
@@ -98,10 +101,8 @@ def tokens(text: str) -> list[str]:
 def stems(text: str) -> list[str]:
     """Normalised content terms of `text` (as `fts_stem` holds them), for the store's conflict gate
     and duplicate checks: two texts share a topic when they share stems."""
-    out: list[str] = []
-    for w in tokens(text):
-        out.extend(t for t in textproc.terms(w) if not textproc.is_stopword(t))
-    return _dedup(out)
+    all_terms = textproc.terms(text)
+    return _dedup([t for t in all_terms if not textproc.is_stopword(t)] or all_terms)
 
 
 def plan(query: str) -> Plan:
@@ -109,19 +110,20 @@ def plan(query: str) -> Plan:
     p = Plan()
     if not query or not query.strip():
         return p
-    words = tokens(query)
+    chunks = textproc.chunks(query)
+    sym = [c.lower() for c in chunks if _SYMBOL_RE.match(c)]
+    # What FTS makes of `C#` / `C++` (a lone `c`) matches every C-something: leave it to LIKE.
+    degraded = {w for c in sym for w in textproc.word_tokens(c) if len(w) <= 2}
+    words = [w for w in tokens(query) if w not in degraded]
     p.words = words[:MAX_TERMS]
-    terms: list[str] = []
-    for w in words:
-        terms.extend(t for t in textproc.terms(w) if not textproc.is_stopword(t))
+    # Terms come from the original text, not the lower-cased words: camelCase splits need the case.
+    all_terms = [t for t in textproc.terms(query) if t not in degraded]
+    terms = [t for t in all_terms if not textproc.is_stopword(t)]
     # If stripping left nothing (a query of stop words only), search the stop words themselves.
-    p.stems = _dedup(terms or [t for w in words for t in textproc.terms(w)])[:MAX_TERMS]
+    p.stems = _dedup(terms or all_terms)[:MAX_TERMS]
     tri: list[str] = []
     fallback: list[str] = []
-    like: list[str] = []
-    for chunk in textproc.chunks(query):
-        if _SYMBOL_RE.match(chunk):
-            like.append(chunk.lower())
+    for chunk in chunks:
         # The trigram tokenizer cannot match fewer than 3 characters.
         if len(chunk) < 3 or not any(ch.isalnum() for ch in chunk):
             continue
@@ -132,10 +134,11 @@ def plan(query: str) -> Plan:
             fallback.append(low)
     # Short Latin/Cyrillic words (go, ui, db, я) are also matched as substrings: trigram cannot and
     # a whole-word match misses `MongoDB`. Hangul is left out: its stems and bigrams cover it.
-    like += [w for w in words if len(w) <= 2 and not w.isdigit() and textproc.script_of(w) != "hangul"
+    like = [w for w in words if len(w) <= 2 and not w.isdigit() and textproc.script_of(w) != "hangul"
              and not textproc.is_stopword(w)]
     p.tri = _dedup(tri)[:MAX_TRI]
     p.tri_fallback = _dedup(fallback)[:MAX_TRI]
+    p.sym = _dedup(sym)[:MAX_LIKE]
     p.like = _dedup(like)[:MAX_LIKE]
     return p
 
@@ -152,10 +155,14 @@ def run_signals(index: SearchIndex, p: Plan, limit: int) -> dict[str, list[tuple
         tri = _dedup(tri + p.tri_fallback)[:MAX_TRI]
     if tri:
         out["tri"] = [(r, -s) for r, s in index.fts("fts_tri", fts_or(tri), limit)]
-    if p.like:
-        n = len(p.like)
-        out["like"] = [(r, hits / n) for r, hits in index.like(p.like, limit) if hits > 0]
+    for name, needles in (("sym", p.sym), ("like", p.like)):
+        if needles:
+            n = len(needles)
+            out[name] = [(r, hits / n) for r, hits in index.like(needles, limit) if hits > 0]
     return out
+
+
+_LIKE_SIGNALS = ("sym", "like")
 
 
 def fuse(signals: dict[str, list[tuple[int, float]]], weights: dict[str, float] | None = None) -> dict[int, float]:
@@ -164,16 +171,16 @@ def fuse(signals: dict[str, list[tuple[int, float]]], weights: dict[str, float] 
     w = WEIGHTS if weights is None else weights
     total: dict[int, float] = {}
     for name, rows in signals.items():
-        if name == "like":
+        if name in _LIKE_SIGNALS:
             continue
         wt = w.get(name, 0.0)
         for rid, s in rows:
             total[rid] = total.get(rid, 0.0) + wt * max(s, 0.0)
-    like = signals.get("like")
-    if like:
-        scale = max(total.values(), default=0.0) or 1.0
-        wt = w.get("like", 0.0) if total else 1.0
-        for rid, frac in like:
+    fts_found = bool(total)
+    scale = max(total.values(), default=0.0) or 1.0
+    for name in _LIKE_SIGNALS:
+        wt = w.get(name, 0.0) if fts_found else 1.0
+        for rid, frac in signals.get(name, []):
             total[rid] = total.get(rid, 0.0) + wt * scale * frac
     return {rid: s for rid, s in total.items() if s > 0}
 

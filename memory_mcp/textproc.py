@@ -99,7 +99,7 @@ _STOP_EN = _wordset(
     hers it its they them their theirs this that these those there here what which who whom whose
     when where why how whats s t d ll re ve m not no so too very just also any some all each
     both either neither up down out off again further once only own same such other more most
-    many much few lot kind sort thing things get got
+    many much few lot kind sort thing things
     """
 )
 _STOP_RU = _wordset(
@@ -120,9 +120,13 @@ _STOP_KO = _wordset(
 )
 
 
+_CONTROL_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+
+
 def normalize(text: str) -> str:
-    """NFKC-normalise so full-width forms, ligatures and compatibility jamo compare equal."""
-    return unicodedata.normalize("NFKC", text)
+    """NFKC-normalise so full-width forms, ligatures and compatibility jamo compare equal; control
+    characters become spaces (a NUL would end an SQLite string early)."""
+    return unicodedata.normalize("NFKC", _CONTROL_RE.sub(" ", text))
 
 
 def script_of(token: str) -> str:
@@ -224,9 +228,12 @@ def chunks(text: str) -> list[str]:
     """
     out: list[str] = []
     for raw in normalize(text).split():
-        chunk = raw.strip(_CHUNK_TRIM)
-        if chunk.endswith(".") and not chunk.startswith("."):
-            chunk = chunk.rstrip(".")
+        chunk, prev = raw, ""
+        while chunk != prev:  # "(flags.yaml)." needs brackets and the full stop trimmed in turn
+            prev = chunk
+            chunk = chunk.strip(_CHUNK_TRIM)
+            if chunk.endswith(".") and not chunk.startswith("."):
+                chunk = chunk.rstrip(".")
         if chunk:
             out.append(chunk)
     return out

@@ -1,0 +1,154 @@
+"""query: planning, fusion and safety, against a real SQLite index (no mocks)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from memory_mcp import query
+from memory_mcp.index import FileStat, Index
+from memory_mcp.model import Memory, compose_body
+
+DOCS = {
+    "deploy": "Deployment runbook\n\nWe deploy the API with blue-green switching on Fridays.",
+    "ru_db": "База данных\n\nМы перенесли базу данных на PostgreSQL в марте.",
+    "ko_sec": "보안 설정\n\n테스트 서버에서는 보안을 끄고 실행한다.",
+    "ko_law": "법률\n\n임종석은 국가보안법위반 혐의로 수배되었다.",
+    "ident": "User lookup\n\nThe handler calls getUserById and reads config/flags.yaml for E4012.",
+    "snake": "Naming\n\nColumns use snake_case names such as created_at.",
+    "csharp": "Backend language\n\nThe billing service is written in C# on .NET 8.",
+    "cpp": "Engine language\n\nThe physics engine is written in C++ with CMake.",
+    "go": "Tooling\n\nThe CLI is written in Go.",
+    "noise": "Lunch\n\nThe team had lunch at the noodle place on Friday.",
+}
+
+
+@pytest.fixture(scope="module")
+def index(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Index, dict[int, str]]]:
+    idx = Index.open(tmp_path_factory.mktemp("q") / "index.sqlite")
+    with idx.transaction():
+        for i, (key, text) in enumerate(DOCS.items()):
+            mem = Memory(id=f"P{i:016X}", body=compose_body(text, None))
+            idx.upsert(f"{key}.md", mem, [], FileStat(0, 0, ""))
+    names = {r: p[:-3] for r, p in idx.conn.execute("SELECT rowid, path FROM memories")}
+    yield idx, names
+    idx.close()
+
+
+def top(index: tuple[Index, dict[int, str]], q: str, k: int = 1) -> list[str]:
+    idx, names = index
+    scores = query.text_scores(idx, q, 10)
+    return [names[r] for r, _ in sorted(scores.items(), key=lambda kv: -kv[1])[:k]]
+
+
+@pytest.mark.parametrize(
+    ("q", "expected"),
+    [
+        ("how do we deploy", "deploy"),
+        ("deployments", "deploy"),  # English inflection via stems
+        ("в какой базе данных", "ru_db"),  # Russian case forms
+        ("базой данных PostgreSQL", "ru_db"),
+        ("보안을 끄는", "ko_sec"),  # the Korean acceptance example: 끄는 finds 끄고
+        ("국가보안법", "ko_law"),  # compound found through syllable bigrams
+        ("getUserById", "ident"),
+        ("user by id", "ident"),
+        ("flags.yaml", "ident"),
+        ("e4012", "ident"),
+        ("created_at", "snake"),
+        ("snake case", "snake"),
+        ("C#", "csharp"),
+        (".NET", "csharp"),
+        ("C++", "cpp"),
+        ("Go", "go"),
+    ],
+)
+def test_finds_the_right_memory(index: tuple[Index, dict[int, str]], q: str, expected: str) -> None:
+    assert top(index, q) == [expected]
+
+
+def test_csharp_and_cpp_are_told_apart(index: tuple[Index, dict[int, str]]) -> None:
+    assert top(index, "written in C#", 1) == ["csharp"]
+    assert top(index, "written in C++", 1) == ["cpp"]
+
+
+def test_fragment_falls_back_to_trigram(index: tuple[Index, dict[int, str]]) -> None:
+    # No word or stem matches "oodl"... but three letters of a substring do.
+    assert top(index, "oodle") == ["noise"]
+
+
+def test_empty_and_blank_queries_give_nothing(index: tuple[Index, dict[int, str]]) -> None:
+    idx, _ = index
+    for q in ("", "   ", "\n\t", "!!! ???", '""'):
+        assert query.text_scores(idx, q, 10) == {}
+
+
+def test_scores_are_positive_and_pool_is_respected(index: tuple[Index, dict[int, str]]) -> None:
+    idx, _ = index
+    scores = query.text_scores(idx, "the service engine team language written", 3)
+    assert 0 < len(scores) <= 3
+    assert all(s > 0 for s in scores.values())
+    assert query.text_scores(idx, "deploy", 0) == {}
+
+
+def test_stop_word_only_query_still_searches(index: tuple[Index, dict[int, str]]) -> None:
+    assert query.plan("what is it").words == ["what", "is", "it"]
+
+
+def test_plan_routes_tokens_to_signals() -> None:
+    p = query.plan('Why does getUserById fail with E4012 in "config/flags.yaml" on C# and .NET?')
+    assert "getuserbyid" in p.words and "why" not in p.words
+    assert {"get", "user", "getuserbyid", "e4012", "flag", "yaml"} <= set(p.stems)
+    assert {"getuserbyid", "e4012", "config/flags.yaml"} <= set(p.tri)
+    assert {"c#", ".net"} <= set(p.sym) and "c" not in p.words
+
+
+def test_helpers_for_the_store() -> None:
+    assert query.tokens("What did we decide about the Deployments?") == ["decide", "deployments"]
+    # Identifier parts that are stop words ("by") are dropped; the whole identifier stays.
+    assert query.stems("Deploying getUserById") == ["deploy", "get", "user", "id", "getuserbyid"]
+
+
+def test_fts_or_quotes_everything() -> None:
+    assert query.fts_or(['a"b', "NEAR", "x*"]) == '"a""b" OR "NEAR" OR "x*"'
+
+
+# ---- any string is a valid query --------------------------------------------------------------
+
+FTS_SYNTAX = ['"', "'", "*", "^", "-", "+", ":", "(", ")", "{", "}", "[", "]", "NEAR", "NEAR(", "AND",
+              "OR", "NOT", "title:", "body:", ",", ".", "#", "C#", "C++", ".NET", "\\", "\x00", "🙂",
+              "👩‍💻", "보안을", "базы", "getUserById", "E4012", " ", "\n", "é", "ﬁ", "\u200b", "\ufeff"]
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.sampled_from(FTS_SYNTAX) | st.text(max_size=8), max_size=20).map(" ".join))
+def test_fts_syntax_soup_is_safe(index: tuple[Index, dict[int, str]], q: str) -> None:
+    idx, _ = index
+    scores = query.text_scores(idx, q, 5)
+    assert len(scores) <= 5 and all(s > 0 for s in scores.values())
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.text(max_size=200))
+def test_any_text_is_safe(index: tuple[Index, dict[int, str]], q: str) -> None:
+    idx, _ = index
+    query.text_scores(idx, q, 5)
+
+
+def test_ten_kilobytes_of_text_is_safe_and_bounded(index: tuple[Index, dict[int, str]]) -> None:
+    idx, _ = index
+    big = ("deploy the C# getUserById \"NEAR( AND* -x ^y (unbalanced [ 보안을 базы 🙂 " * 200)[:10240]
+    p = query.plan(big)
+    assert len(p.words) <= query.MAX_TERMS and len(p.tri) <= query.MAX_TRI and len(p.like) <= query.MAX_LIKE
+    assert top(index, big)  # still finds something
+
+
+def test_empty_index(tmp_path: Path) -> None:
+    idx = Index.open(tmp_path / "empty.sqlite")
+    try:
+        assert query.text_scores(idx, "anything C# 보안", 10) == {}
+    finally:
+        idx.close()
