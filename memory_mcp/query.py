@@ -20,7 +20,11 @@ FTS score of the query (1.0 when FTS found nothing): a symbol match weighs like 
 match, a short-word substring only breaks ties.
 Summing raw bm25 beat per-signal max-normalisation and reciprocal-rank fusion on every set; the
 weights were tuned on LoCoMo conversations 0-4 and checked on XQuAD/KorQuAD (docs/recall-eval.md).
-The scale is bm25's (typically 1-40), not 0..1: compare scores within one query only.
+
+`text_scores` finally divides by the query's best fused score, so `text` is in (0, 1] with the best
+match at 1.0 (the scale the store uses for "no query" and MMR's similarity). This keeps the order
+and also hides FTS5's IDF clamp: a term in more than half of a small store gets an IDF of 1e-6, so
+raw scores there are ~1e-6 and would round to 0.
 """
 
 from __future__ import annotations
@@ -186,8 +190,8 @@ def fuse(signals: dict[str, list[tuple[int, float]]], weights: dict[str, float] 
 
 
 def text_scores(index: SearchIndex, query: str, pool: int) -> dict[int, float]:
-    """Plan `query`, run its signals on `index`, fuse: rowid -> positive text score (higher =
-    better), at most `pool` entries. Any string is accepted; an empty query gives {}."""
+    """Plan `query`, run its signals on `index`, fuse: rowid -> text score in (0, 1], the best
+    match 1.0, at most `pool` entries. Any string is accepted; an empty query gives {}."""
     if pool <= 0:
         return {}
     p = plan(query)
@@ -198,4 +202,7 @@ def text_scores(index: SearchIndex, query: str, pool: int) -> dict[int, float]:
     limit = max(pool * 2, 50)
     fused = fuse(run_signals(index, p, limit))
     top = sorted(fused.items(), key=lambda kv: (-kv[1], kv[0]))[:pool]
-    return dict(top)
+    if not top:
+        return {}
+    best = top[0][1]
+    return {rid: s / best for rid, s in top}

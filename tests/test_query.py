@@ -90,7 +90,7 @@ def test_scores_are_positive_and_pool_is_respected(index: tuple[Index, dict[int,
     idx, _ = index
     scores = query.text_scores(idx, "the service engine team language written", 3)
     assert 0 < len(scores) <= 3
-    assert all(s > 0 for s in scores.values())
+    assert all(0 < s <= 1 for s in scores.values()) and max(scores.values()) == 1.0
     assert query.text_scores(idx, "deploy", 0) == {}
 
 
@@ -128,7 +128,7 @@ FTS_SYNTAX = ['"', "'", "*", "^", "-", "+", ":", "(", ")", "{", "}", "[", "]", "
 def test_fts_syntax_soup_is_safe(index: tuple[Index, dict[int, str]], q: str) -> None:
     idx, _ = index
     scores = query.text_scores(idx, q, 5)
-    assert len(scores) <= 5 and all(s > 0 for s in scores.values())
+    assert len(scores) <= 5 and all(0 < s <= 1 for s in scores.values())
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
