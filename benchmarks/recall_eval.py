@@ -6,9 +6,10 @@
 The data is read at run time from `../shared/eval` (relative to the repository root) or
 `--eval-dir`; it is never copied into the repository (its licences forbid that).
 
-Every corpus is indexed with the project's own `memory_mcp.index.Index` (the same FTS tables,
-tokenizers and bm25 weights the server uses) and queried through `memory_mcp.query.text_scores`
-(the same planner and fusion). A "plain FTS5" row is computed in the same run as the floor:
+Every corpus is built as a real memory store (`memory_mcp.store.Store`): the documents are written
+as memory files (`memory_mcp.files.serialize`, bodies as `memory_remember` composes them), the
+store is reindexed, and every question goes through `Store.search`, i.e. the server's own index,
+planner (`memory_mcp.query.text_scores`) and ranking. A "plain FTS5" row is computed in the same run as the floor:
 one FTS5 table, OR of the question's tokens, bm25 (porter unicode61 for LoCoMo, unicode61 for
 the paragraph sets), as in shared/reference/eval-baselines.md section 5.
 
@@ -36,9 +37,11 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from memory_mcp import files as mfiles  # noqa: E402
 from memory_mcp import query as mquery  # noqa: E402
 from memory_mcp.index import FileStat, Index  # noqa: E402
 from memory_mcp.model import Memory, compose_body  # noqa: E402
+from memory_mcp.store import Store  # noqa: E402
 
 KS = (1, 5, 10, 25, 50)
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
@@ -54,13 +57,38 @@ Builder = Callable[[list[str]], tuple[Searcher, Callable[[], None]]]
 # ----------------------------------------------------------------------------------------------
 
 
-def project_builder(docs: list[str]) -> tuple[Searcher, Callable[[], None]]:
-    """Index `docs` as memories with the project's Index and search with query.text_scores.
+def _ulid(i: int) -> str:
+    """A valid, deterministic ULID-shaped id for document `i` (digits are Crockford base32)."""
+    return f"01HZZZ{i:020d}"
 
-    TODO(lead): switch to `memory_mcp.store.Store` (init, bulk-write memory files, reindex,
-    search) once its API is in place, so ranking factors outside `text` are exercised too. Until
-    then this path uses the same Index class, FTS tables and planner the store uses.
-    """
+
+def store_builder(docs: list[str]) -> tuple[Searcher, Callable[[], None]]:
+    """Build a memory store holding `docs` (one memory file each) and search it with Store.search."""
+    tmp = tempfile.TemporaryDirectory(prefix="recall-eval-")
+    root = Path(tmp.name) / "store"
+    store = Store.open(root)
+    mem_dir = root / "memories"
+    for i, text in enumerate(docs):
+        mem = Memory(id=_ulid(i), body=compose_body(text, None))
+        (mem_dir / f"m{i:05d}.md").write_text(mfiles.serialize(mem), encoding="utf-8")
+    store.reindex()
+    id_to_doc = {_ulid(i): i for i in range(len(docs))}
+
+    def search(q: str, k: int) -> list[int]:
+        return [id_to_doc[h.id] for h in store.search(q, k)]
+
+    def close() -> None:
+        store.close()
+        tmp.cleanup()
+
+    return search, close
+
+
+def project_builder(docs: list[str]) -> tuple[Searcher, Callable[[], None]]:
+    """Index `docs` with the project's Index directly and search with query.text_scores.
+
+    The same tables and planner as `store_builder` without files or git: used by the tuning tool
+    and by `--direct` for quick iterations. The reported numbers come from `store_builder`."""
     tmp = tempfile.TemporaryDirectory(prefix="recall-eval-")
     index = Index.open(Path(tmp.name) / "index.sqlite")
     stat = FileStat(0, 0, "")
@@ -200,10 +228,11 @@ def recall_at(ranked_ids: list[str], gold: list[str], k: int) -> float:
     return sum(1 for g in gold if g in top) / len(gold)
 
 
-def eval_locomo(convs: list[Conversation], builder: Builder, which: list[int]) -> dict:
-    """Per-question recall@k for both evidence variants; aggregated by category and overall."""
+def locomo_rows(convs: list[Conversation], builder: Builder, which: list[int]) -> list[tuple]:
+    """Per question (conversation, category, {variant: {k: recall}}); each question is searched in
+    its own conversation's store only."""
     kmax = max(KS)
-    rows = []  # (conv, category, {variant: {k: recall}})
+    rows = []
     for ci in which:
         conv = convs[ci]
         search, close = builder(conv.docs)
@@ -214,6 +243,11 @@ def eval_locomo(convs: list[Conversation], builder: Builder, which: list[int]) -
                 rows.append((ci, q["category"], rec))
         finally:
             close()
+    return rows
+
+
+def aggregate_locomo(rows: list[tuple]) -> dict:
+    """Mean recall@k (%) by category, over categories 1-4, and overall, for both evidence variants."""
     out: dict = {}
     for variant in ("orig", "corr"):
         res: dict = {}
@@ -275,24 +309,23 @@ SQUAD_SETS = {
 }
 
 
-def run(eval_dir: Path, quick: bool, sets: list[str], baseline: bool) -> dict:
+def run(eval_dir: Path, quick: bool, sets: list[str], baseline: bool, builder: Builder) -> dict:
     results: dict = {"tuned_on_locomo_conversations": TUNED_ON}
     timings: dict[str, float] = {}
     if "locomo" in sets:
         t0 = time.time()
         convs, stats = load_locomo(eval_dir)
         results["locomo_evidence_stats"] = stats
-        groups = {"tuned": TUNED_ON, "held-out": [i for i in range(len(convs)) if i not in TUNED_ON]}
-        groups["all"] = TUNED_ON if quick else list(range(len(convs)))
-        loc: dict = {}
-        for name in (["tuned"] if quick else ["all"]):
-            loc[f"project/{name}"] = eval_locomo(convs, project_builder, groups[name])
-            if baseline:
-                loc[f"plain-porter/{name}"] = eval_locomo(convs, plain_builder("porter unicode61"), groups[name])
+        which = TUNED_ON if quick else list(range(len(convs)))
+        rows = locomo_rows(convs, builder, which)
+        loc = {"project/all" if not quick else "project/tuned": aggregate_locomo(rows)}
         if not quick:
-            # Split the project numbers so tuned-on and held-out conversations can be compared.
-            loc["project/tuned"] = eval_locomo(convs, project_builder, groups["tuned"])
-            loc["project/held-out"] = eval_locomo(convs, project_builder, groups["held-out"])
+            # Tuned-on and held-out conversations apart, so overfitting would show.
+            loc["project/tuned"] = aggregate_locomo([r for r in rows if r[0] in TUNED_ON])
+            loc["project/held-out"] = aggregate_locomo([r for r in rows if r[0] not in TUNED_ON])
+        if baseline:
+            loc["plain-porter/all" if not quick else "plain-porter/tuned"] = aggregate_locomo(
+                locomo_rows(convs, plain_builder("porter unicode61"), which))
         results["locomo"] = loc
         timings["locomo"] = time.time() - t0
     for name, rel in SQUAD_SETS.items():
@@ -302,7 +335,7 @@ def run(eval_dir: Path, quick: bool, sets: list[str], baseline: bool) -> dict:
         paras, qs = load_squad(eval_dir / rel)
         if quick:
             qs = qs[::4]
-        res = {"project": eval_squad(paras, qs, project_builder)}
+        res = {"project": eval_squad(paras, qs, builder)}
         if baseline:
             res["plain-unicode61"] = eval_squad(paras, qs, plain_builder("unicode61"))
         results[name] = res
@@ -333,7 +366,7 @@ def print_table(res: dict) -> None:
         for name in sq:
             for ret, r in res[name].items():
                 print(f"{name:10} {ret:18} {r['R@1']:6.3f} {r['R@5']:6.3f} {r['MRR@10']:7.3f} {r['n']:5d}")
-    print("seconds:", res["seconds"])
+    print("search path:", res["path"], "| seconds:", res["seconds"])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -344,11 +377,17 @@ def main(argv: list[str] | None = None) -> int:
                     help="LoCoMo tuning conversations only, every 4th paragraph-set question")
     ap.add_argument("--sets", default="locomo,xquad-en,xquad-ru,korquad", help="comma-separated subset")
     ap.add_argument("--no-baseline", action="store_true", help="skip the plain FTS5 rows")
+    ap.add_argument("--direct", action="store_true",
+                    help="index with Index + text_scores directly (no files/git; for quick iterations)")
     args = ap.parse_args(argv)
     if not (args.eval_dir / "locomo10.json").exists():
         print(f"evaluation data not found in {args.eval_dir} (use --eval-dir)", file=sys.stderr)
         return 2
-    res = run(args.eval_dir, args.quick, args.sets.split(","), not args.no_baseline)
+    t0 = time.time()
+    builder = project_builder if args.direct else store_builder
+    res = run(args.eval_dir, args.quick, args.sets.split(","), not args.no_baseline, builder)
+    res["path"] = "Index+text_scores (--direct)" if args.direct else "Store.search"
+    res["seconds"]["total"] = round(time.time() - t0, 1)
     print_table(res)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(res, indent=1, ensure_ascii=False), encoding="utf-8")
