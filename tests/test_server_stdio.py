@@ -102,7 +102,7 @@ async def test_remember_recall_round_trip(s: Session, store: Path) -> None:
     assert hit["path"] == a["path"] and hit["title"] == "Use pnpm, never npm, in the web workspace"
     assert hit["excerpt"].startswith("The web workspace uses pnpm")
     assert (hit["type"], hit["state"], hit["trust"]) == ("preference", "active", "user-stated")
-    assert hit["entities"] == ["pnpm", "web-workspace"] and hit["score"] >= 0
+    assert hit["entities"] == ["pnpm", "web-workspace"] and hit["score"] > 0
     assert {"indexed", "unindexed", "changed"} <= set(r["coverage"])
     # exactly one commit, readable message, Memory-Id trailer, committed before the call returned
     assert commit_count(store) == before + 1
@@ -465,3 +465,20 @@ async def test_new_store_layout(s: Session, store: Path) -> None:
     assert first.startswith("init:")
     tracked = set(git(store, "ls-files").split())
     assert {"README.md", "dictionary.md", ".gitignore"} <= tracked
+
+
+async def test_hand_file_not_reformatted_and_unknown_keys_kept(s: Session, store: Path) -> None:
+    nid = new_id()
+    path = store / "memories" / "hand-style.md"
+    raw = (f"---\n# a person's comment\nid: {nid}\nentities:\n  - puffin\nproject: {{name: web, tags: [a, b]}}\n"
+           f"owner: \"Ada\"\n---\n# Puffin style\n\npuffinstyle text written in an editor\n").encode()
+    path.write_bytes(raw)
+    assert await s.recall_ids("puffinstyle") == [nid]
+    await s.call("memory_read", id=nid)
+    assert path.read_bytes() == raw  # read and indexed, never reformatted
+    await s.call("memory_feedback", id=nid, helpful=True)  # an operation that writes the file
+    rd = await s.call("memory_read", id=nid)
+    assert rd["frontmatter"]["project"] == {"name": "web", "tags": ["a", "b"]}
+    assert rd["frontmatter"]["owner"] == "Ada" and rd["frontmatter"]["feedback"] == 0.1
+    assert rd["frontmatter"]["entities"] == ["puffin"]
+    assert "puffinstyle text written in an editor" in path.read_text()

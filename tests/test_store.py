@@ -346,8 +346,6 @@ def test_review_after_written_as_date(core: Store) -> None:
     assert fm_value(core.root / r.path, "review_after") is None
 
 
-@pytest.mark.xfail(strict=True, reason="bug: in a small store a word found in half the memories gets "
-                   "bm25 idf 0, so the only matching memory is returned with score 0.0")
 def test_matching_memory_scores_above_zero_in_a_small_store(core: Store) -> None:
     a = core.remember("The web workspace uses pnpm workspaces; never run npm install there.")
     core.remember("Always run the linter with --fix before committing in the kestrel repo.")
