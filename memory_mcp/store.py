@@ -12,6 +12,7 @@ import logging
 import os
 import re
 import shutil
+import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -170,7 +171,14 @@ class Store:
             ino = None
         if self._index is None or ino is None or ino != self._index_ino:
             self.close()
-            self._index = Index.open(self.index_path)
+            try:
+                self._index = Index.open(self.index_path)
+            except sqlite3.DatabaseError as e:
+                # The index is disposable: a corrupt file is deleted and rebuilt from the memory files.
+                log.warning("index %s unusable (%s); rebuilding it", self.index_path, e)
+                for leftover in self.index_path.parent.glob(INDEX_FILE + "*"):
+                    leftover.unlink(missing_ok=True)
+                self._index = Index.open(self.index_path)
             self._index_ino = self.index_path.stat().st_ino
         return self._index
 
@@ -279,15 +287,7 @@ class Store:
             raise TooLarge(f"title is {len(title)} characters; the limit is {TITLE_MAX}.")
         if source is not None and len(source) > SOURCE_MAX:
             raise TooLarge(f"source is {len(source)} characters; the limit is {SOURCE_MAX}.")
-        for what, text in (("content", content), ("title", title), ("source", source)):
-            if not text:
-                continue
-            found = scan(text)
-            if found:
-                kinds = "; ".join(f"{f.kind} on line {f.line}" for f in found)
-                raise SecretDetected(
-                    f"{what} contains what looks like a credential ({kinds}). Memories are committed to git: "
-                    "remove the value and say where it is kept instead (e.g. 'in the team vault'), then call again.")
+        _refuse_secrets(content=content, title=title, source=source)
 
     @staticmethod
     def _check_entities(entities: list[str]) -> list[str]:
@@ -295,7 +295,8 @@ class Store:
             raise TooLarge(f"{len(entities)} entities; the limit is {ENTITIES_MAX}.")
         for e in entities:
             if len(e) > ENTITY_MAX:
-                raise TooLarge(f"entity '{e[:40]}…' is {len(e)} characters; the limit is {ENTITY_MAX}.")
+                raise TooLarge(f"an entity is {len(e)} characters; the limit is {ENTITY_MAX}.")
+        _refuse_secrets(entities=entities)
         return [e for e in entities if e.strip()]
 
     @staticmethod
@@ -429,7 +430,7 @@ class Store:
                       state=row.state, trust=row.trust, entities=row.entities, updated=row.updated,
                       score=round(s, 4), superseded_by=row.superseded_by)
             cost = ranking.estimate_tokens(f"{row.path} {row.title} {row.excerpt}") + 8
-            if max_tokens and spent + cost > max_tokens:
+            if max_tokens and hits and spent + cost > max_tokens:
                 truncated = True
                 break
             spent += cost
@@ -478,7 +479,9 @@ class Store:
             mem = loaded.mem
             changed: list[str] = []
             if content is not None:
-                mem.body = compose_body(content, title or mem.title)
+                # New content with its own heading takes that title; otherwise the old title stays.
+                keep = None if content.lstrip().startswith("#") else mem.title
+                mem.body = compose_body(content, title or keep)
                 changed.append("content")
             elif title is not None and title.strip() and title.strip() != mem.title:
                 mem.body = _retitle(mem.body, title.strip())
@@ -517,6 +520,9 @@ class Store:
         """archive, deprecate (reason required), restore to active, or purge (confirm required)."""
         if mode not in FORGET_MODES:
             raise InvalidArgument(f"unknown mode '{mode}': use one of {', '.join(FORGET_MODES)}.")
+        if len(reason) > SOURCE_MAX:
+            raise TooLarge(f"reason is {len(reason)} characters; the limit is {SOURCE_MAX}.")
+        _refuse_secrets(reason=reason)
         with self._session() as index:
             loaded = self._load(index, id)
             mem = loaded.mem
@@ -571,7 +577,9 @@ class Store:
     # ------------------------------------------------------------------ feedback
     def feedback(self, id: str, helpful: bool, note: str = "") -> FeedbackResult:
         """+0.1 when a memory helped, -0.2 when it misled; at -0.5 or below it is withheld from recall."""
-        self._check_text(note, None, None)
+        if len(note) > SOURCE_MAX:
+            raise TooLarge(f"note is {len(note)} characters; the limit is {SOURCE_MAX}.")
+        _refuse_secrets(note=note)
         with self._session() as index:
             loaded = self._load(index, id)
             mem = loaded.mem
@@ -657,6 +665,18 @@ class Store:
                 1.0, r.trust, r.state, r.updated, usage.get(r.id, (0, None))[0], r.feedback, now)))
             return [Hit(r.id, r.path, r.title, r.excerpt, r.type, r.state, r.trust, r.entities, r.updated, 1.0)
                     for r in rows[:limit]]
+
+
+def _refuse_secrets(**fields: str | list[str] | None) -> None:
+    """Refuse any text bound for a file or a commit message that holds a credential."""
+    for what, value in fields.items():
+        for text in value if isinstance(value, list) else [value]:
+            found = scan(text) if text else []
+            if found:
+                kinds = "; ".join(f"{f.kind} on line {f.line}" for f in found)
+                raise SecretDetected(
+                    f"{what} contains what looks like a credential ({kinds}). Memories are committed to git: "
+                    "remove the value and say where it is kept instead (e.g. 'in the team vault'), then call again.")
 
 
 def _superseded_by(index: Index, mem_id: str) -> str | None:

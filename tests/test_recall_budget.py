@@ -54,3 +54,10 @@ def test_mmr_without_diversity_is_relevance_order() -> None:
     items = [3.0, 2.0, 1.0]
     assert ranking.mmr(items, lambda x: x, lambda a, b: 1.0, 0.0, 2) == [3.0, 2.0]
 
+
+
+def test_budget_smaller_than_one_result_still_returns_the_best(store: Store) -> None:
+    full = store.recall("deploy freeze", limit=10)
+    tiny = store.recall("deploy freeze", limit=10, max_tokens=1)
+    assert [h.id for h in tiny.results] == [full.results[0].id]
+    assert tiny.truncated

@@ -171,8 +171,6 @@ def test_schema_mismatch_rebuilds_automatically(core: Store) -> None:
     again.close()
 
 
-@pytest.mark.xfail(strict=True, reason="bug: a corrupt .derived/index.sqlite3 is not rebuilt; every call "
-                   "raises sqlite3.DatabaseError 'file is not a database'")
 def test_corrupt_index_file_is_rebuilt(core: Store) -> None:
     r = core.remember("The newt deploy is manual.")
     core.close()

@@ -102,16 +102,12 @@ async def test_feedback_note_refuses_credentials(s: Session) -> None:
     assert "[secret_detected]" in err and not leaks(err, "s3cretPassw0rd")
 
 
-@pytest.mark.xfail(strict=True, reason="bug: entities are not scanned for credentials; the key is written "
-                   "to the memory file and committed")
 async def test_entities_refuse_credentials(s: Session) -> None:
     err = await s.error("memory_remember", content="The dunlin deploy key lives in the vault.",
                         entities=["dunlin", AWS_ID])
     assert "[secret_detected]" in err and not leaks(err, AWS_ID)
 
 
-@pytest.mark.xfail(strict=True, reason="bug: a deprecate reason is not scanned for credentials; it is "
-                   "written to deprecated_reason and to the commit message")
 async def test_deprecate_reason_refuses_credentials(s: Session, store: Path) -> None:
     m = await s.call("memory_remember", content="The eider service uses static keys.")
     err = await s.error("memory_forget", id=m["id"], mode="deprecate", reason=f"replaced by {AWS_ID}")

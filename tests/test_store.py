@@ -352,3 +352,15 @@ def test_matching_memory_scores_above_zero_in_a_small_store(core: Store) -> None
     hits = core.recall("pnpm").results
     assert [h.id for h in hits] == [a.id]
     assert hits[0].score > 0
+
+
+def test_update_with_a_new_heading_takes_its_title(core) -> None:
+    r = core.remember("The osprey queue drains hourly.", title="Osprey queue drain")
+    read = core.update(r.id, content="# Osprey queue drains every ten minutes\n\nChanged in the ops review.")
+    assert read.title == "Osprey queue drains every ten minutes"
+    assert read.body.count("\n# ") + read.body.startswith("# ") == 1  # one heading, not the old one stacked on top
+
+
+def test_update_without_a_heading_keeps_the_title(core) -> None:
+    r = core.remember("The heron cache holds ten minutes.", title="Heron cache TTL")
+    assert core.update(r.id, content="The heron cache holds twenty minutes.").title == "Heron cache TTL"
