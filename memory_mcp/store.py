@@ -414,7 +414,7 @@ class Store:
             if s >= min_score:
                 scored.append((s, row))
         # Without a query the list is newest first; with one, by score (newest first among equals).
-        scored.sort(key=lambda x: (x[1].updated or x[1].created or ""), reverse=True)
+        scored.sort(key=lambda x: (x[1].updated or x[1].created or "", x[1].id), reverse=True)
         if text.strip():
             scored.sort(key=lambda x: x[0], reverse=True)
         pool = scored[: max(limit * 3, limit)]
