@@ -152,3 +152,24 @@ def test_empty_index(tmp_path: Path) -> None:
         assert query.text_scores(idx, "anything C# 보안", 10) == {}
     finally:
         idx.close()
+
+
+def test_when_questions_prefer_memories_that_say_when(tmp_path: Path) -> None:
+    idx = Index.open(tmp_path / "when.sqlite")
+    try:
+        with idx.transaction():
+            for i, text in enumerate([
+                "Migration notes\n\nThe Postgres migration touched every service and its migration scripts.",
+                "Migration done\n\nWe finished the Postgres migration last week, on Friday.",
+            ]):
+                idx.upsert(f"{i}.md", Memory(id=f"P{i:016X}", body=compose_body(text, None)), [], FileStat(0, 0, ""))
+        rowid = {p: r for r, p in idx.conn.execute("SELECT rowid, path FROM memories")}
+        assert query.plan("When did we do the Postgres migration?").when
+        assert not query.plan("Why did we do the Postgres migration?").when
+        when = query.text_scores(idx, "When did we do the Postgres migration?", 5)
+        assert max(when, key=when.get) == rowid["1.md"]
+        # Without "when", the memory that says it more often still leads: the time signal is not run.
+        why = query.text_scores(idx, "Why did we do the Postgres migration?", 5)
+        assert max(why, key=why.get) == rowid["0.md"]
+    finally:
+        idx.close()
