@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from . import render
+from . import claude_code, render
 from .errors import StoreError
 
 
@@ -30,7 +30,13 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--all", action="store_true", help="include archived and deprecated memories")
     x = sub.add_parser("reindex", parents=[common], help="rebuild the index from the files")
     x.add_argument("--verify", action="store_true", help="re-hash every file and report drift")
-    sub.add_parser("digest", parents=[common], help="print the session digest")
+    d = sub.add_parser("digest", parents=[common], help="print the session digest")
+    d.add_argument("--hook", action="store_true", help="print it as Claude Code SessionStart hook JSON")
+    sub.add_parser("sync", parents=[common], help="pull from and push to the store's git remote")
+    inst = sub.add_parser("install", parents=[common], help="register the server with a client")
+    inst.add_argument("client", choices=["claude-code"])
+    inst.add_argument("--scope", choices=["local", "project", "user"], default="local",
+                      help="project writes .mcp.json in the current folder; local and user use `claude mcp add`")
     return p
 
 
@@ -61,7 +67,12 @@ def main(argv: list[str] | None = None) -> int:
         elif command == "reindex":
             print(render.reindex(store.reindex(verify=args.verify)))
         elif command == "digest":
-            print(render.digest(store.digest()))
+            text = render.digest(store.digest())
+            print(claude_code.hook_payload(text) if args.hook else text)
+        elif command == "sync":
+            print(store.sync())
+        elif command == "install":
+            print(claude_code.register(args.scope, store.root, Path.cwd()))
         return 0
     except StoreError as e:
         print(f"memory-mcp: {e}", file=sys.stderr)

@@ -66,3 +66,7 @@ class TooLarge(StoreError):
 
 class Busy(StoreError):
     code = "store_busy"
+
+
+class SyncFailed(StoreError):
+    code = "sync_failed"

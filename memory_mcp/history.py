@@ -97,6 +97,29 @@ class History:
                 paths.append(next(entries, ""))
         return [p for p in paths if p]
 
+    def sync(self) -> str:
+        """Pull (rebase) from the upstream remote and push back. Returns what happened, for people."""
+        g = self.repo.git
+        if not self.repo.remotes:
+            return "no git remote configured; add one with `git remote add origin URL`"
+        remote = self.repo.remotes[0].name
+        branch = self.repo.active_branch.name
+        self._clear_stale_lock()
+        notes = []
+        try:
+            remote_has_branch = bool(g.ls_remote("--heads", remote, branch).strip())
+            if remote_has_branch:
+                g.pull("--rebase", "--autostash", remote, branch, env=self._env)
+                notes.append(f"pulled {remote}/{branch}")
+            g.push("-u", remote, branch, env=self._env)
+            notes.append(f"pushed to {remote}/{branch}")
+        except git.GitCommandError as e:
+            if (Path(self.repo.git_dir) / "rebase-merge").exists() or (Path(self.repo.git_dir) / "rebase-apply").exists():
+                g.rebase("--abort")
+                notes.append("the pull conflicted and was undone; resolve it by hand with git pull")
+            raise git.GitCommandError(e.command, e.status, e.stderr, "; ".join(notes)) from None
+        return "; ".join(notes)
+
     def log(self, path: str, limit: int = 20) -> list[Commit]:
         """The commits that touched one file, newest first, following renames."""
         try:

@@ -31,6 +31,7 @@ from .errors import (
     InvalidStore,
     NotFound,
     SecretDetected,
+    SyncFailed,
     TooLarge,
 )
 from .history import History
@@ -652,6 +653,17 @@ class Store:
                 note = "index rebuilt from the files; recall counts (heat) are kept"
             return ReindexResult(mode=mode, indexed=index.count(), unindexed=len(index.errors()),
                                  seconds=round(report.seconds, 3), drift=drift, note=note)
+
+    # ------------------------------------------------------------------ sync
+    def sync(self) -> str:
+        """Pull from and push to the store's git remote, then index what arrived."""
+        with self.lock.hold():
+            try:
+                done = self.history.sync()
+            except GitCommandError as e:
+                raise SyncFailed(f"git sync failed: {(e.stderr or '').strip()[:300]} {e.stdout or ''}".strip()) from None
+            self._sync(self._ensure_index())
+            return done
 
     # ------------------------------------------------------------------ digest
     def digest(self, limit: int = 15) -> list[Hit]:
