@@ -24,9 +24,7 @@ from memory_mcp import files
 from memory_mcp.model import Memory, MemoryType, Trust, compose_body, now_iso
 from memory_mcp.store import Store
 
-WORDS = ("deploy cache redis postgres pnpm workspace migration alembic pytest worker queue token "
-         "schema index review release staging docker compose nginx timeout retry budget latency "
-         "frontend backend gateway webhook cron backup restore metrics alert dashboard").split()
+WORDS = ["deploy", "cache", "redis", "postgres", "pnpm", "workspace", "migration", "alembic", "pytest", "worker", "queue", "token", "schema", "index", "review", "release", "staging", "docker", "compose", "nginx", "timeout", "retry", "budget", "latency", "frontend", "backend", "gateway", "webhook", "cron", "backup", "restore", "metrics", "alert", "dashboard"]
 
 
 def _timed(fn: Callable[[], object], repeat: int) -> list[float]:
