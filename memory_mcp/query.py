@@ -136,8 +136,7 @@ def tokens(text: str) -> list[str]:
 def stems(text: str) -> list[str]:
     """Normalised content terms of `text` (as `fts_stem` holds them), for the store's conflict gate
     and duplicate checks: two texts share a topic when they share stems."""
-    all_terms = textproc.terms(text)
-    return _dedup([t for t in all_terms if not textproc.is_stopword(t)] or all_terms)
+    return _dedup(textproc.terms(text, drop_stopwords=True) or textproc.terms(text))
 
 
 def plan(query: str) -> Plan:
@@ -152,10 +151,9 @@ def plan(query: str) -> Plan:
     words = [w for w in tokens(query) if w not in degraded]
     p.words = words[:MAX_TERMS]
     # Terms come from the original text, not the lower-cased words: camelCase splits need the case.
-    all_terms = [t for t in textproc.terms(query) if t not in degraded]
-    terms = [t for t in all_terms if not textproc.is_stopword(t)]
+    terms = [t for t in textproc.terms(query, drop_stopwords=True) if t not in degraded]
     # If stripping left nothing (a query of stop words only), search the stop words themselves.
-    p.stems = _dedup(terms or all_terms)[:MAX_TERMS]
+    p.stems = _dedup(terms or [t for t in textproc.terms(query) if t not in degraded])[:MAX_TERMS]
     tri: list[str] = []
     fallback: list[str] = []
     for chunk in chunks:

@@ -180,11 +180,13 @@ def stem_word(word: str) -> str:
     return word
 
 
-def terms(text: str) -> list[str]:
+def terms(text: str, drop_stopwords: bool = False) -> list[str]:
     """Normalised index terms of `text`, in order, duplicates kept (BM25 wants term frequency).
 
     Identifier spans contribute their parts (stemmed) and, when they had more than one part, the
-    whole lower-cased span too, so both `getUserById` and `user` find `getUserById`.
+    whole lower-cased span too, so both `getUserById` and `user` find `getUserById`. With
+    `drop_stopwords` (query side), stop words are dropped *before* stemming: their stems are
+    not in the list (`does` -> `doe`, `why` -> `whi`).
     """
     out: list[str] = []
     for span_match in _SPAN_RE.finditer(normalize(text)):
@@ -193,14 +195,17 @@ def terms(text: str) -> list[str]:
         if not parts:
             continue
         if len(parts) == 1:
-            st = stem_word(parts[0].lower())
+            word = parts[0].lower()
+            if drop_stopwords and is_stopword(word):
+                continue
+            st = stem_word(word)
             out.append(st)
             if len(st) >= 3 and script_of(st) == "hangul":
                 # Korean compounds (국가보안법) are written without spaces; syllable bigrams of
                 # the stem let 보안 find them (KorQuAD R@1 0.873 -> 0.893, docs/recall-eval.md).
                 out.extend(st[i : i + 2] for i in range(len(st) - 1))
             continue
-        out.extend(stem_word(p.lower()) for p in parts)
+        out.extend(stem_word(p.lower()) for p in parts if not (drop_stopwords and is_stopword(p.lower())))
         # The joined form lets a query typed as one word (getuserbyid, e4012) match too.
         out.append("".join(p.lower() for p in parts))
     return out
