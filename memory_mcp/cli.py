@@ -32,6 +32,7 @@ def _parser() -> argparse.ArgumentParser:
     x.add_argument("--verify", action="store_true", help="re-hash every file and report drift")
     d = sub.add_parser("digest", parents=[common], help="print the session digest")
     d.add_argument("--hook", action="store_true", help="print it as Claude Code SessionStart hook JSON")
+    sub.add_parser("demo", parents=[common], help="a guided run on a new store (a temporary one without --store)")
     sub.add_parser("sync", parents=[common], help="pull from and push to the store's git remote")
     inst = sub.add_parser("install", parents=[common], help="register the server with a client")
     inst.add_argument("client", choices=["claude-code"])
@@ -53,6 +54,11 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         from .store import Store, default_root, init_store
 
+        if command == "demo":
+            from .demo import run
+
+            print(run(args.store))
+            return 0
         if command == "init":
             root = init_store(args.path or args.store or default_root())
             print(f"memory store ready at {root}")

@@ -120,3 +120,12 @@ def test_help_lists_the_commands(tmp_path: Path) -> None:
     assert r.returncode == 0
     for cmd in ("serve", "init", "status", "recall", "reindex"):
         assert cmd in r.stdout
+
+
+def test_demo_runs_the_whole_loop_on_a_new_store(tmp_path: Path) -> None:
+    store = tmp_path / "demo"
+    done = run("demo", "--store", str(store), home=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "1 file change(s) picked up" in done.stdout and "Raised to 3600 seconds" in done.stdout
+    log = git(store, "log", "--format=%s").splitlines()
+    assert log[0].startswith("reconcile:") and sum(s.startswith("remember:") for s in log) == 3
