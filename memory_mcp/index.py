@@ -16,7 +16,8 @@ from . import textproc
 from .model import Memory, body_sha, content_key
 
 # --- FTS table definitions (tokenizers and bm25 column weights); bump SCHEMA_VERSION on change ---
-SCHEMA_VERSION = "2"
+# The index holds textproc's terms (fts_stem), so their version is part of the schema's.
+SCHEMA_VERSION = "2." + textproc.TERMS_VERSION
 # Title weight 1, not 10: the title is also the body's first line (compose_body), so it already
 # counts twice; 10 over-rewarded the first 120 characters (LoCoMo R@5 56.0 -> 57.4, XQuAD ru R@1
 # 0.899 -> 0.914 on title weight 10 -> 1; docs/recall-eval.md).

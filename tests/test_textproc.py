@@ -24,6 +24,13 @@ def test_russian_inflections_share_a_stem() -> None:
     assert tp.stem_word("ёлка") == tp.stem_word("елка")
 
 
+def test_irregular_english_verbs_meet_their_base_form() -> None:
+    assert _terms("what did she buy") & _terms("she bought it") == {"she", "buy"}
+    assert tp.stem_word("went") == tp.stem_word("go") and tp.stem_word("children") == tp.stem_word("child")
+    # Forms that are mostly nouns are left alone.
+    assert tp.stem_word("ground") == "ground" and tp.stem_word("rose") == "rose"
+
+
 def test_script_is_chosen_per_token() -> None:
     assert tp.script_of("running") == "latin"
     assert tp.script_of("бег") == "cyrillic"
