@@ -23,6 +23,7 @@ DOCS = {
     "csharp": "Backend language\n\nThe billing service is written in C# on .NET 8.",
     "cpp": "Engine language\n\nThe physics engine is written in C++ with CMake.",
     "go": "Tooling\n\nThe CLI is written in Go.",
+    "mongo": "Storage\n\nSessions live in MongoDB.",
     "noise": "Lunch\n\nThe team had lunch at the noodle place on Friday.",
 }
 
@@ -64,6 +65,7 @@ def top(index: tuple[Index, dict[int, str]], q: str, k: int = 1) -> list[str]:
         (".NET", "csharp"),
         ("C++", "cpp"),
         ("Go", "go"),
+        ("db", "mongo"),  # 1-2 characters, no whole-word match: the LIKE fallback
     ],
 )
 def test_finds_the_right_memory(index: tuple[Index, dict[int, str]], q: str, expected: str) -> None:
