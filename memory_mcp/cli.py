@@ -11,10 +11,13 @@ from .errors import StoreError
 
 
 def _parser() -> argparse.ArgumentParser:
+    help_text = "store folder (default: $MEMORY_MCP_ROOT, else ~/.memory-mcp/default)"
+    top = argparse.ArgumentParser(add_help=False)
+    top.add_argument("--store", type=Path, default=None, help=help_text)
+    # On subcommands the option must not default, or it would undo `memory-mcp --store X status`.
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--store", type=Path, default=None,
-                        help="store folder (default: $MEMORY_MCP_ROOT, else ~/.memory-mcp/default)")
-    p = argparse.ArgumentParser(prog="memory-mcp", parents=[common],
+    common.add_argument("--store", type=Path, default=argparse.SUPPRESS, help=help_text)
+    p = argparse.ArgumentParser(prog="memory-mcp", parents=[top],
                                 description="Long-term memory for coding agents, served over MCP.")
     sub = p.add_subparsers(dest="command")
     s = sub.add_parser("serve", parents=[common], help="run the MCP server (stdio; the default command)")
@@ -83,6 +86,10 @@ def main(argv: list[str] | None = None) -> int:
     except StoreError as e:
         print(f"memory-mcp: {e}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        # `memory-mcp recall x | head`: the reader left; that is not an error worth a traceback.
+        sys.stderr.close()
+        return 0
 
 
 if __name__ == "__main__":

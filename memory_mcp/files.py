@@ -7,6 +7,7 @@ the server rewrites keeps its dates byte for byte.
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import json
 import os
@@ -48,6 +49,15 @@ class _StrictLoader(yaml.SafeLoader):
             )
         return super().compose_node(parent, index)
 
+
+def _refuse_tag(loader: yaml.SafeLoader, node: yaml.Node) -> None:
+    raise yaml.constructor.ConstructorError(None, None, f"the YAML tag {node.tag} is not allowed here",
+                                            node.start_mark)
+
+
+# Values that are not plain text, numbers, lists or mappings would not survive JSON or a rewrite.
+for _tag in ("binary", "set", "omap", "pairs"):
+    _StrictLoader.add_constructor(f"tag:yaml.org,2002:{_tag}", _refuse_tag)
 
 _StrictLoader.yaml_implicit_resolvers = {
     ch: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
@@ -277,8 +287,21 @@ def frontmatter(mem: Memory) -> dict[str, object]:
     return data if isinstance(data, dict) else {}
 
 
+def encode_like(text: str, original: bytes) -> bytes:
+    """`text` (LF line ends) as bytes with the line ends and BOM of the file it came from."""
+    if b"\r\n" in original:
+        text = text.replace("\n", "\r\n")
+    data = text.encode("utf-8")
+    return codecs.BOM_UTF8 + data if original.startswith(codecs.BOM_UTF8) else data
+
+
 def atomic_write(path: Path, text: str) -> None:
-    """Write `text` to `path` so a crash leaves either the old file or the new one, never half.
+    """Write `text` as UTF-8 to `path` atomically (see `atomic_write_bytes`)."""
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Write `data` to `path` so a crash leaves either the old file or the new one, never half.
 
     The temp file is a dot-file in the same folder: the scanner skips dot-files, and rename
     within one folder is atomic."""
@@ -286,7 +309,7 @@ def atomic_write(path: Path, text: str) -> None:
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as f:
-            f.write(text.encode("utf-8"))
+            f.write(data)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)

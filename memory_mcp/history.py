@@ -37,7 +37,8 @@ class History:
 
     def _identity_env(self) -> dict[str, str]:
         """Environment that supplies a fallback identity only for what the person has not configured."""
-        env: dict[str, str] = {}
+        # Paths are file names, never patterns: `notes [1].md` must not also match `notes 1.md`.
+        env: dict[str, str] = {"GIT_LITERAL_PATHSPECS": "1"}
         reader = self.repo.config_reader()
         if not (os.environ.get("GIT_AUTHOR_NAME") or reader.get_value("user", "name", "")):
             env["GIT_AUTHOR_NAME"] = env["GIT_COMMITTER_NAME"] = FALLBACK_NAME
@@ -51,7 +52,7 @@ class History:
             age = time.time() - lock.stat().st_mtime
         except FileNotFoundError:
             return
-        if age > STALE_GIT_LOCK_SECONDS:
+        if age > STALE_GIT_LOCK_SECONDS and not _git_running_in(self.root.resolve()):
             lock.unlink(missing_ok=True)
 
     def commit_paths(self, paths: list[str], subject: str, memory_ids: list[str], body: str = "") -> str | None:
@@ -67,7 +68,7 @@ class History:
             g.add("--", *existing, env=self._env)
         # Only paths git has a change for: a file that was never committed and is gone now (a broken
         # file a person deleted) would make `git commit -- path` fail on an unknown pathspec.
-        changed = self._changed(paths)
+        changed = self.changed(paths)
         if not changed:
             return None
         paths = changed
@@ -83,10 +84,11 @@ class History:
 
     def dirty_paths(self) -> list[str]:
         """Memory files and dictionary.md that differ from HEAD (untracked ones included)."""
-        return self._changed(["memories", "dictionary.md"])
+        return self.changed(["memories", "dictionary.md"])
 
-    def _changed(self, pathspecs: list[str]) -> list[str]:
-        out = self.repo.git.status("--porcelain", "-z", "--untracked-files=all", "--", *pathspecs)
+    def changed(self, pathspecs: list[str]) -> list[str]:
+        """Which of `pathspecs` (files or folders) git sees as changed against HEAD, untracked included."""
+        out = self.repo.git.status("--porcelain", "-z", "--untracked-files=all", "--", *pathspecs, env=self._env)
         paths: list[str] = []
         entries = iter(out.split("\0"))
         for entry in entries:
@@ -123,7 +125,8 @@ class History:
     def log(self, path: str, limit: int = 20) -> list[Commit]:
         """The commits that touched one file, newest first, following renames."""
         try:
-            out = self.repo.git.log(f"-n{limit}", "--follow", "--format=%H%x1f%aI%x1f%s", "--", path)
+            out = self.repo.git.log(f"-n{limit}", "--follow", "--format=%H%x1f%aI%x1f%s", "--", path,
+                                    env=self._env)
         except git.GitCommandError:
             return []
         return [Commit(*line.split("\x1f", 2)) for line in out.splitlines() if line.count("\x1f") == 2]
@@ -137,3 +140,25 @@ class History:
             branch = None
         dirty = bool(self.repo.git.status("--porcelain", "--", "memories", "dictionary.md").strip())
         return {"branch": branch, "head": head, "memory_files_dirty": dirty}
+
+
+def _git_running_in(root: Path) -> bool:
+    """Whether a git process is working in `root` (a person's `git commit` with its editor open
+    holds the index lock for as long as they type).
+
+    Read from /proc where there is one; elsewhere the lock's age alone decides."""
+    proc = Path("/proc")
+    if not proc.is_dir():
+        return False
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if (entry / "comm").read_text().strip() != "git":
+                continue
+            cwd = Path(os.readlink(entry / "cwd"))
+        except OSError:
+            continue
+        if cwd == root or root in cwd.parents:
+            return True
+    return False

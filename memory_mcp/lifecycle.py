@@ -51,10 +51,16 @@ def check_purge(mem: Memory) -> None:
             "Archive or deprecate it first.")
 
 
-def check_supersede(winner_id: str, loser_id: str, superseded_by: Callable[[str], str | None]) -> None:
-    """Refuse a supersede of a memory by itself or one that would close a cycle in the chain."""
+def check_supersede(winner_id: str, loser: Memory, superseded_by: Callable[[str], str | None]) -> None:
+    """Refuse a supersede of a memory by itself, of one another memory already supersedes (the chain
+    would fork), or one that would close a cycle."""
+    loser_id = loser.id
     if winner_id == loser_id:
         raise InvalidSupersede(f"memory {winner_id} cannot supersede itself.")
+    if loser.superseded_by and loser.superseded_by != winner_id:
+        raise InvalidSupersede(
+            f"{loser_id} is already superseded by {loser.superseded_by}; supersede that one instead "
+            "(the newest memory of a chain is the one to replace).")
     seen = {winner_id}
     current = superseded_by(winner_id)
     while current and current not in seen:

@@ -110,13 +110,13 @@ _HEADING = re.compile(r"^#{1,6}\s+(.*?)\s*#*\s*$")
 
 
 def derive_title(body: str) -> str:
-    """The first heading, else the first non-empty line, cut to 120 characters."""
+    """The first heading, else the first non-empty line, cut to TITLE_MAX characters."""
     for line in body.splitlines():
         stripped = line.strip()
         if not stripped:
             continue
         m = _HEADING.match(stripped)
-        return (m.group(1) if m else stripped)[:120] or "(untitled)"
+        return (m.group(1) if m else stripped)[:TITLE_MAX] or "(untitled)"
     return "(untitled)"
 
 

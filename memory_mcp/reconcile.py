@@ -21,6 +21,10 @@ from .index import FileStat, Index
 from .model import State, body_sha, now_iso
 
 MEMORIES = "memories"
+DUPLICATE_ID = "duplicate id"
+# File timestamps come from the kernel's coarse clock and some file systems keep whole seconds, so a
+# file modified up to this long before the previous scan began is still treated as racily clean.
+RACY_MARGIN_NS = 2_000_000_000
 _TEMP_SUFFIXES = (".tmp", ".swp", ".swx", "~", ".bak", ".orig")
 
 
@@ -37,7 +41,7 @@ class ReconcileReport:
     scanned: int = 0
     reindexed: list[str] = field(default_factory=list)  # paths parsed and indexed this call
     removed: list[str] = field(default_factory=list)  # paths whose file was gone
-    removed_ids: list[str] = field(default_factory=list)  # the memories those files held
+    removed_ids: dict[str, str] = field(default_factory=dict)  # path -> the memory that file held
     promoted: list[str] = field(default_factory=list)  # ids of archived memories made active by a hand edit
     new_errors: list[str] = field(default_factory=list)  # paths that became unparseable this call
     dictionary_changed: bool = False
@@ -62,6 +66,7 @@ def _walk(root: Path) -> tuple[list[_Seen], list[Unindexed], str | None]:
     Plain strings rather than pathlib: this runs on every tool call over every file."""
     seen: list[_Seen] = []
     refused: list[Unindexed] = []
+    aborted: str | None = None
     prefix = len(str(root)) + 1
     stack = [os.path.join(root, MEMORIES)]
     while stack:
@@ -73,7 +78,9 @@ def _walk(root: Path) -> tuple[list[_Seen], list[Unindexed], str | None]:
                 return seen, refused, "the memories/ folder is missing"
             continue
         except OSError as e:
-            return seen, refused, f"cannot read {folder[prefix:]}: {e.strerror}"
+            # Keep walking: edits elsewhere must still be seen. Only the deletion sweep is unsafe now.
+            aborted = aborted or f"cannot read {folder[prefix:]}: {e.strerror}"
+            continue
         for entry in entries:
             name = entry.name
             if name.startswith((".", "#")) or name.endswith(_TEMP_SUFFIXES):
@@ -93,7 +100,7 @@ def _walk(root: Path) -> tuple[list[_Seen], list[Unindexed], str | None]:
                 if stat_mod.S_ISREG(st.st_mode):
                     seen.append(_Seen(rel, entry.path, st))
     seen.sort(key=lambda s: s.rel)
-    return seen, refused, None
+    return seen, refused, aborted
 
 
 def reconcile(root: Path, index: Index, dictionary: Dictionary, *, force: bool = False) -> ReconcileReport:
@@ -114,8 +121,10 @@ def reconcile(root: Path, index: Index, dictionary: Dictionary, *, force: bool =
             mtime, size = item.st.st_mtime_ns, item.st.st_size
             # Stat gate. A file modified at or after the previous scan began may have been changed again
             # within the timestamp granularity, so it is hashed anyway ("racily clean", as git does).
-            if (not force and prev and prev[0].mtime_ns == mtime and prev[0].size == size
-                    and mtime < last_start):
+            # Files refused for a duplicate id are re-checked every time: the other copy may be gone.
+            recheck = force or bool(prev and prev[1] and prev[1].startswith(DUPLICATE_ID))
+            if (not recheck and prev and prev[0].mtime_ns == mtime and prev[0].size == size
+                    and mtime + RACY_MARGIN_NS < last_start):
                 continue
             try:
                 raw = Path(item.abs).read_bytes()
@@ -123,7 +132,7 @@ def reconcile(root: Path, index: Index, dictionary: Dictionary, *, force: bool =
                 _record_error(index, report, item.rel, FileStat(mtime, size, ""), f"cannot read: {e.strerror}", prev)
                 continue
             fstat = FileStat(mtime, size, hashlib.sha256(raw).hexdigest())
-            if not force and prev and prev[0].sha == fstat.sha:
+            if not recheck and prev and prev[0].sha == fstat.sha:
                 index.set_file(item.rel, fstat, prev[1])
                 continue
             _index_file(root, index, dictionary, report, item.rel, raw, fstat, prev)
@@ -135,7 +144,7 @@ def reconcile(root: Path, index: Index, dictionary: Dictionary, *, force: bool =
                 if path not in present and not (root / path).exists():
                     row = index.get_by_path(path)
                     if row and not row.provisional:
-                        report.removed_ids.append(row.id)
+                        report.removed_ids[path] = row.id
                     index.remove_path(path)
                     report.removed.append(path)
             index.set_meta("last_scan_start_ns", str(started))
@@ -162,7 +171,7 @@ def _index_file(root: Path, index: Index, dictionary: Dictionary, report: Reconc
         return
     other = index.get(mem.id)
     if other and other.path != rel and (root / other.path).exists():
-        _record_error(index, report, rel, fstat, f"duplicate id {mem.id}: {other.path} has it too", prev)
+        _record_error(index, report, rel, fstat, f"{DUPLICATE_ID} {mem.id}: {other.path} has it too", prev)
         return
     old = index.get_by_path(rel)
     if (old and old.id == mem.id and old.state == State.ARCHIVED and mem.state == State.ARCHIVED
@@ -174,9 +183,10 @@ def _index_file(root: Path, index: Index, dictionary: Dictionary, report: Reconc
         text = (files.set_scalars(files.decode(raw), {"state": "active", "updated": mem.updated,
                                                       "superseded_by": None})
                 or files.serialize(mem))
-        files.atomic_write(root / rel, text)
+        data = files.encode_like(text, raw)
+        files.atomic_write_bytes(root / rel, data)
         st = (root / rel).stat()
-        fstat = FileStat(st.st_mtime_ns, st.st_size, hashlib.sha256(text.encode()).hexdigest())
+        fstat = FileStat(st.st_mtime_ns, st.st_size, hashlib.sha256(data).hexdigest())
         report.promoted.append(mem.id)
     entities, _ = dictionary.normalise_all(mem.entities)
     index.upsert(rel, mem, entities, fstat)

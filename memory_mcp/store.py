@@ -29,6 +29,7 @@ from .errors import (
     Containment,
     InvalidArgument,
     InvalidStore,
+    InvalidSupersede,
     NotFound,
     SecretDetected,
     SyncFailed,
@@ -95,18 +96,22 @@ def default_root() -> Path:
 def init_store(root: Path) -> Path:
     """Create a store at `root` from the template, git-init it and commit. Refuses to overwrite."""
     root = root.expanduser().resolve()
-    if root.exists() and any(root.iterdir()):
-        if is_store(root):
-            return root
-        raise InvalidStore(
-            f"{root} exists and is not a memory store (a git work tree with a memories/ folder); "
-            "choose an empty or new folder.")
-    root.mkdir(parents=True, exist_ok=True)
-    shutil.copytree(TEMPLATE, root, dirs_exist_ok=True)
-    history = History.init(root)
-    history.commit_paths(
-        [p.relative_to(root).as_posix() for p in sorted(root.rglob("*")) if p.is_file() and ".git" not in p.parts],
-        "init: new memory store", [])
+    root.parent.mkdir(parents=True, exist_ok=True)
+    # Two servers started at once on a missing store must not both create it. The store's own lock
+    # lives in .git/, which does not exist yet, so this one sits beside the folder.
+    with StoreLock(root.parent / f".{root.name}.init-lock").hold():
+        if root.exists() and any(root.iterdir()):
+            if is_store(root):
+                return root
+            raise InvalidStore(
+                f"{root} exists and is not a memory store (a git work tree with a memories/ folder); "
+                "choose an empty or new folder.")
+        root.mkdir(parents=True, exist_ok=True)
+        shutil.copytree(TEMPLATE, root, dirs_exist_ok=True)
+        history = History.init(root)
+        history.commit_paths(
+            [p.relative_to(root).as_posix() for p in sorted(root.rglob("*"))
+             if p.is_file() and ".git" not in p.parts], "init: new memory store", [])
     return root
 
 
@@ -215,17 +220,29 @@ class Store:
                                       "\n".join(f"changed: {p}" for p in paths[:50]))
 
     def _commit_hand_edits(self, index: Index, report: ReconcileReport) -> None:
-        paths = [*report.reindexed, *report.removed]
+        candidates = [*report.reindexed, *report.removed]
         if report.dictionary_changed:
-            paths.append("dictionary.md")
-        ids = [r.id for r in (index.get_by_path(p) for p in report.reindexed) if r and not r.provisional]
-        ids += report.removed_ids
-        n_files = len(report.reindexed) + len(report.removed)
-        subject = f"reconcile: {n_files} file{'s' if n_files != 1 else ''} edited by hand"
-        if report.promoted:
-            subject += f", {len(report.promoted)} archived memory made active"
-        lines = [f"changed: {p}" for p in report.reindexed] + [f"deleted: {p}" for p in report.removed]
+            candidates.append("dictionary.md")
         try:
+            # A forced re-parse (dictionary edit, reindex) touches every file: name only what git
+            # actually has a change for, so trailers and lines tell the truth about the commit.
+            paths = self.history.changed(candidates)
+            if not paths:
+                return
+            removed = set(report.removed)
+            deleted = [p for p in paths if p in removed]
+            edited = [p for p in paths if p not in removed and p != "dictionary.md"]
+            ids = [r.id for r in (index.get_by_path(p) for p in edited) if r and not r.provisional]
+            ids += [report.removed_ids[p] for p in deleted if p in report.removed_ids]
+            parts = [f"{n} file{'s' if n != 1 else ''} {what}" for n, what in
+                     ((len(edited), "edited by hand"), (len(deleted), "deleted by hand")) if n]
+            if "dictionary.md" in paths:
+                parts.append("dictionary edited")
+            subject = "reconcile: " + ", ".join(parts)
+            promoted = [i for i in report.promoted if i in ids]
+            if promoted:
+                subject += f"; {len(promoted)} archived memory made active"
+            lines = [f"changed: {p}" for p in edited] + [f"deleted: {p}" for p in deleted]
             self.history.commit_paths(paths, subject, ids, "\n".join(lines[:50]))
         except GitCommandError as e:
             # A person's .gitignore or hook must not make every tool call fail: the index is right,
@@ -244,13 +261,19 @@ class Store:
                         complete=report.aborted is None and unindexed == 0, note=note)
 
     # ------------------------------------------------------------------ file helpers
-    def _load(self, index: Index, mem_id: str) -> _Loaded:
+    def _load(self, index: Index, mem_id: str, for_write: bool = True) -> _Loaded:
+        """The memory file of `mem_id`, parsed. For a write, a file without an id of its own gets a
+        permanent one first, so the id written into files (its own and others') is a real ULID."""
         check_id(mem_id)
         row = index.get(mem_id)
         if row is None:
             raise NotFound(f"no memory with id {mem_id}; use memory_recall to find the right id.")
         text = files.decode((self.root / row.path).read_bytes())
-        return _Loaded(files.parse(text, row.path), row.path)
+        mem = files.parse(text, row.path)
+        if for_write and mem.provisional:
+            mem.id, mem.provisional = str(ULID()), False
+            mem.created = mem.created or now_iso()
+        return _Loaded(mem, row.path)
 
     def _write(self, index: Index, loaded: _Loaded) -> None:
         """Write a memory file and index it in the same step, so reconcile sees no hand edit."""
@@ -263,6 +286,8 @@ class Store:
 
     def _resolve_path(self, path: str) -> str:
         """A store-relative path with / separators for `path`, refusing anything outside the store."""
+        if "\x00" in path:
+            raise InvalidArgument("path contains a NUL character.")
         p = Path(path)
         full = (p if p.is_absolute() else self.root / p).resolve()
         try:
@@ -288,7 +313,7 @@ class Store:
             raise TooLarge(f"title is {len(title)} characters; the limit is {TITLE_MAX}.")
         if source is not None and len(source) > SOURCE_MAX:
             raise TooLarge(f"source is {len(source)} characters; the limit is {SOURCE_MAX}.")
-        _refuse_secrets(content=content, title=title, source=source)
+        _check_inputs(content=content, title=title, source=source)
 
     @staticmethod
     def _check_entities(entities: list[str]) -> list[str]:
@@ -297,7 +322,7 @@ class Store:
         for e in entities:
             if len(e) > ENTITY_MAX:
                 raise TooLarge(f"an entity is {len(e)} characters; the limit is {ENTITY_MAX}.")
-        _refuse_secrets(entities=entities)
+        _check_inputs(entities=entities)
         return [e for e in entities if e.strip()]
 
     @staticmethod
@@ -305,10 +330,10 @@ class Store:
         if value is None or value == "":
             return None
         try:
-            date.fromisoformat(value[:10])
+            return date.fromisoformat(value).isoformat() if len(value) == 10 else \
+                datetime.fromisoformat(value.replace("Z", "+00:00")).date().isoformat()
         except ValueError:
             raise InvalidArgument(f"review_after '{value[:40]}' is not a date; use YYYY-MM-DD.") from None
-        return value[:10]
 
     # ------------------------------------------------------------------ remember
     def remember(self, content: str, title: str | None = None, type: str = "fact",
@@ -336,7 +361,7 @@ class Store:
                          trust=mem_trust, entities=names, source=" ".join(source.split()),  # type: ignore[arg-type]
                          created=now, updated=now, review_after=review)
             for loser in losers:
-                lifecycle.check_supersede(mem.id, loser.mem.id, lambda i: _superseded_by(index, i))
+                lifecycle.check_supersede(mem.id, loser.mem, lambda i: _superseded_by(index, i))
             found = conflicts.neighbours(index, conflicts.Subject(
                 mem.id, mem.title, mem.excerpt, names, now, []))
             found = [n for n in found if n.row.id not in targets]
@@ -391,7 +416,9 @@ class Store:
         wanted = [e.lower() for e in entities]
         by_entity = index.with_entities(wanted) if wanted else {}
         if text.strip():
-            scores = query.text_scores(index, text, max(limit * 8, 64))
+            # Filters apply after the text search, so a filtered recall draws from a deeper pool.
+            filtered = bool(wanted or types) or not (include_archived and include_deprecated)
+            scores = query.text_scores(index, text, max(limit * 8, 400 if filtered else 64))
             if wanted:
                 scores = {r: s for r, s in scores.items() if r in by_entity}
             rows = index.rows(scores)
@@ -456,7 +483,7 @@ class Store:
                     if reason:
                         raise NotFound(f"{rel} is not indexed: {reason}. Fix the file; the next call picks it up.")
                     raise NotFound(f"no memory file at {rel}.")
-            loaded = self._load(index, row.id)
+            loaded = self._load(index, row.id, for_write=False)
             mem = loaded.mem
             fm = files.frontmatter(mem)
             down = lifecycle.walk(mem.id, lambda i: (r.supersedes if (r := index.get(i)) else []))
@@ -502,11 +529,8 @@ class Store:
             if review_after is not None:
                 mem.review_after = self._check_date(review_after)
                 changed.append("review_after")
-            if mem.provisional:
-                # The first write to a hand-made file without an id gives it a permanent one.
-                mem.id, mem.provisional = str(ULID()), False
-                mem.created = mem.created or now_iso()
-                changed.append("id")
+            if mem.id != id:
+                changed.append("id")  # a hand-made file without an id got a permanent one
             if not changed:
                 raise InvalidArgument("nothing to change: pass content, title, entities, type, trust, source "
                                       "or review_after.")
@@ -523,7 +547,7 @@ class Store:
             raise InvalidArgument(f"unknown mode '{mode}': use one of {', '.join(FORGET_MODES)}.")
         if len(reason) > SOURCE_MAX:
             raise TooLarge(f"reason is {len(reason)} characters; the limit is {SOURCE_MAX}.")
-        _refuse_secrets(reason=reason)
+        _check_inputs(reason=reason)
         with self._session() as index:
             loaded = self._load(index, id)
             mem = loaded.mem
@@ -543,6 +567,8 @@ class Store:
             self._write(index, loaded)
             self.history.commit_paths([loaded.rel], f"forget: {mode} {mem.title}", [mem.id],
                                       f"reason: {mem.deprecated_reason}" if mem.deprecated_reason else "")
+            if mem.id != id:
+                notes.append(f"the file had no id of its own; it is now {mem.id}")
             return ForgetResult(id=mem.id, mode=mode, state=mem.state.value, purged=False,
                                 message=f"{mem.id} is now {mem.state.value}", warnings=notes)
 
@@ -555,11 +581,13 @@ class Store:
         check_id(other_id)
         with self._session() as index:
             if id == other_id:
-                lifecycle.check_supersede(id, other_id, lambda i: None)
+                if decision == "supersede":
+                    raise InvalidSupersede(f"memory {id} cannot supersede itself.")
+                raise InvalidArgument("id and other_id are the same memory; a pair needs two.")
             a, b = self._load(index, id), self._load(index, other_id)
             now = now_iso()
             if decision == "supersede":
-                lifecycle.check_supersede(id, other_id, lambda i: _superseded_by(index, i))
+                lifecycle.check_supersede(a.mem.id, b.mem, lambda i: _superseded_by(index, i))
                 lifecycle.apply_supersede(a.mem, b.mem, now)
                 message = f"{other_id} is superseded by {id} and {b.mem.state.value}"
             else:
@@ -580,7 +608,7 @@ class Store:
         """+0.1 when a memory helped, -0.2 when it misled; at -0.5 or below it is withheld from recall."""
         if len(note) > SOURCE_MAX:
             raise TooLarge(f"note is {len(note)} characters; the limit is {SOURCE_MAX}.")
-        _refuse_secrets(note=note)
+        _check_inputs(note=note)
         with self._session() as index:
             loaded = self._load(index, id)
             mem = loaded.mem
@@ -596,8 +624,8 @@ class Store:
         for row in index.with_open_conflicts():
             for other_id in row.conflicts_with:
                 other = index.get(other_id)
-                if (other is None or row.state == State.DEPRECATED or other.state == State.DEPRECATED
-                        or conflicts.settled(row, other)):
+                if (other is None or State.DEPRECATED in (row.state, other.state)
+                        or row.superseded_by or other.superseded_by or conflicts.settled(row, other)):
                     continue
                 pair = conflicts.pair_hash(row.id, other_id)
                 out.setdefault(pair, PendingConflict(row.id, other_id, row.title, other.title, pair))
@@ -679,10 +707,16 @@ class Store:
                     for r in rows[:limit]]
 
 
-def _refuse_secrets(**fields: str | list[str] | None) -> None:
-    """Refuse any text bound for a file or a commit message that holds a credential."""
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
+
+
+def _check_inputs(**fields: str | list[str] | None) -> None:
+    """Refuse text bound for a file or a commit message that holds a credential or control characters
+    (a NUL would make the file look binary and break `git commit`)."""
     for what, value in fields.items():
         for text in value if isinstance(value, list) else [value]:
+            if text and _CONTROL.search(text):
+                raise InvalidArgument(f"{what} contains a control character (such as NUL); remove it and call again.")
             found = scan(text) if text else []
             if found:
                 kinds = "; ".join(f"{f.kind} on line {f.line}" for f in found)

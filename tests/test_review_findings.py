@@ -37,8 +37,6 @@ def memory_dirty(store: Path) -> str:
 
 
 # ------------------------------------------------------------------ data loss / broken files
-@pytest.mark.xfail(strict=True, reason="bug: forget/feedback/resolve on a file without an id writes the "
-                                       "provisional id (P...) into it, which the parser refuses")
 def test_forget_on_hand_file_without_id_keeps_it_parseable(store: Path, s: Store) -> None:
     path = store / "memories" / "hand-note.md"
     path.write_text("# Hand note\n\nWidgets are calibrated every Monday.\n", encoding="utf-8")
@@ -51,8 +49,6 @@ def test_forget_on_hand_file_without_id_keeps_it_parseable(store: Path, s: Store
     assert s.status().unindexed == []
 
 
-@pytest.mark.xfail(strict=True, reason="bug: a file refused as 'duplicate id' is never re-checked when the "
-                                       "original goes away (stat gate), so a copy-then-delete move loses the memory")
 def test_copy_then_delete_move_keeps_the_memory(store: Path, s: Store) -> None:
     r = s.remember("Quokka facts\n\nThe quokka lives on Rottnest island.")
     src = store / r.path
@@ -67,8 +63,6 @@ def test_copy_then_delete_move_keeps_the_memory(store: Path, s: Store) -> None:
     assert [h.id for h in s.recall("quokka").results] == [r.id]
 
 
-@pytest.mark.xfail(strict=True, reason="bug: remember accepts a NUL character that reconcile then refuses "
-                                       "('binary file'), so the memory vanishes on memory_reindex")
 def test_content_accepted_by_remember_survives_reindex(s: Store) -> None:
     try:
         r = s.remember("Kiwi notes\n\nThe kiwi\x00 bird cannot fly.")
@@ -79,9 +73,6 @@ def test_content_accepted_by_remember_survives_reindex(s: Store) -> None:
     assert r.id in [h.id for h in s.recall("kiwi").results]
 
 
-@pytest.mark.xfail(strict=True, reason="bug: a NUL in a feedback note (or forget reason, or title) crashes "
-                                       "`git commit` after the file was written: internal error, write left "
-                                       "uncommitted, a retry applies the feedback twice")
 def test_nul_in_feedback_note_is_refused_before_writing(store: Path, s: Store) -> None:
     r = s.remember("Kiwi birds cannot fly at all.")
     with contextlib.suppress(StoreError):
@@ -92,8 +83,6 @@ def test_nul_in_feedback_note_is_refused_before_writing(store: Path, s: Store) -
 
 
 # ------------------------------------------------------------------ git history
-@pytest.mark.xfail(strict=True, reason="bug: git pathspecs are globs: committing 'notes [1].md' also commits "
-                                       "'notes 1.md', a broken file a person is still editing")
 def test_commit_of_bracketed_name_does_not_commit_other_files(store: Path, s: Store) -> None:
     (store / "memories" / "notes 1.md").write_text("---\nid: [broken\n---\n# mid edit\n", encoding="utf-8")
     s.status()
@@ -105,9 +94,6 @@ def test_commit_of_bracketed_name_does_not_commit_other_files(store: Path, s: St
     assert git(store, "status", "--porcelain", "--", "memories/notes 1.md").startswith("??")
 
 
-@pytest.mark.xfail(strict=True, reason="bug: a dictionary edit (forced re-parse) is committed as "
-                                       "'reconcile: N files edited by hand' with changed:/Memory-Id lines for "
-                                       "every memory, though only dictionary.md is in the commit")
 def test_dictionary_edit_commit_names_only_what_it_commits(store: Path, s: Store) -> None:
     ids = [s.remember(f"Service {name} runs on port {port}.", entities=[name]).id
            for name, port in (("alpha", 8001), ("beta", 8002))]
@@ -123,8 +109,6 @@ def test_dictionary_edit_commit_names_only_what_it_commits(store: Path, s: Store
 
 
 # ------------------------------------------------------------------ hand edits
-@pytest.mark.xfail(strict=True, reason="bug: making an edited archived memory active rewrites a CRLF file "
-                                       "with LF line ends (every line of the person's file changes)")
 def test_archived_crlf_file_made_active_keeps_its_line_ends(store: Path, s: Store) -> None:
     path = store / "memories" / "crlf.md"
     path.write_bytes((f"---\r\nid: {new_id()}\r\nstate: archived\r\n---\r\n"
@@ -139,8 +123,6 @@ def test_archived_crlf_file_made_active_keeps_its_line_ends(store: Path, s: Stor
     assert int(removed) <= 3, f"{removed} lines of the person's file rewritten"
 
 
-@pytest.mark.xfail(strict=True, reason="bug: an unreadable folder aborts the whole walk, not only the deletion "
-                                       "sweep: hand edits in folders not yet visited are silently missed")
 def test_unreadable_folder_does_not_hide_edits_elsewhere(store: Path, s: Store,
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     mem_id = new_id()
@@ -168,16 +150,11 @@ def test_unreadable_folder_does_not_hide_edits_elsewhere(store: Path, s: Store,
 
 
 # ------------------------------------------------------------------ error codes, CLI
-@pytest.mark.xfail(strict=True, reason="bug: memory_read(path=...) with a NUL byte is an [internal] "
-                                       "ValueError instead of a stable error code")
 def test_read_path_with_nul_is_a_typed_error(s: Store) -> None:
     with pytest.raises(StoreError):
         s.read(path="memories/a\x00b.md")
 
 
-@pytest.mark.xfail(strict=True, reason="bug: `memory-mcp --store PATH status` ignores --store (the "
-                                       "subcommand's default None overwrites it) and opens, even creates, "
-                                       "the default store")
 def test_cli_store_option_before_the_command(tmp_path: Path, store: Path, monkeypatch: pytest.MonkeyPatch,
                                              capsys: pytest.CaptureFixture[str]) -> None:
     other = tmp_path / "default-store"
@@ -186,3 +163,40 @@ def test_cli_store_option_before_the_command(tmp_path: Path, store: Path, monkey
     out = capsys.readouterr().out
     assert f"store {store}" in out, out
     assert not other.exists(), "the default store was created although --store named another"
+
+
+# ------------------------------------------------------------------ second round (fixed with the above)
+def test_superseding_an_already_superseded_memory_is_refused(s: Store) -> None:
+    old = s.remember("The ibis build uses make.")
+    mid = s.remember("The ibis build uses ninja.", supersedes=[old.id])
+    with pytest.raises(StoreError, match="already superseded"):
+        s.remember("The ibis build uses bazel.", supersedes=[old.id])
+    newest = s.remember("The ibis build uses bazel now.", supersedes=[mid.id])
+    assert s.read(id=old.id).chain.superseded_by == [mid.id, newest.id]
+
+
+def test_keep_both_with_itself_is_an_argument_error(s: Store) -> None:
+    r = s.remember("The wren cache is per process.")
+    with pytest.raises(StoreError, match="a pair needs two"):
+        s.resolve(r.id, r.id, "keep_both")
+
+
+def test_review_after_must_be_a_whole_date(s: Store) -> None:
+    with pytest.raises(StoreError, match="not a date"):
+        s.remember("The stork rota is reviewed yearly.", review_after="2026-01-01garbage")
+    assert s.read(id=s.remember("The stork rota is reviewed.", review_after="2027-01-31").id
+                  ).frontmatter["review_after"] == "2027-01-31"
+
+
+def test_pair_superseded_by_a_third_memory_is_no_longer_pending(s: Store) -> None:
+    a = s.remember("The crane queue holds 100 jobs.", entities=["crane-queue"])
+    b = s.remember("The crane queue holds 200 jobs.", entities=["crane-queue"])
+    assert any({p.id, p.other_id} == {a.id, b.id} for p in s.status().pending_conflicts)
+    s.remember("The crane queue holds 300 jobs since the upgrade.", entities=["crane-queue"], supersedes=[b.id])
+    assert not any({p.id, p.other_id} == {a.id, b.id} for p in s.status().pending_conflicts)
+
+
+def test_yaml_binary_and_set_values_are_refused(store: Path, s: Store) -> None:
+    (store / "memories" / "tags.md").write_text(
+        "---\nid: 01JD2K3A9FZQ4W8XVBH5T6N7RZ\nblob: !!binary aGVsbG8=\n---\n# Tags\n", encoding="utf-8")
+    assert any("not allowed" in u.reason for u in s.status().unindexed)
