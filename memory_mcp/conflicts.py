@@ -49,7 +49,8 @@ def pair_hash(a: str, b: str) -> str:
 
 
 def term_set(text: str) -> set[str]:
-    return {t for t in textproc.terms(text) if not textproc.is_stopword(t)}
+    """Stemmed terms of `text` without stop words (dropped before stemming, as the planner does)."""
+    return set(textproc.terms(text, drop_stopwords=True))
 
 
 def jaccard(a: set[str], b: set[str]) -> float:

@@ -284,6 +284,16 @@ class Index:
             f"SELECT rowid, bm25({table}, {weights}) AS r FROM {table} WHERE {table} MATCH ? ORDER BY r LIMIT ?",
             (match, limit)))
 
+    def stem_texts(self, rowids: list[int]) -> dict[int, str]:
+        """rowid -> the stemmed terms of its title and body, as the fts_stem table holds them."""
+        out: dict[int, str] = {}
+        for chunk in _chunks(rowids, 500):
+            marks = ",".join("?" * len(chunk))
+            for rid, title, body in self.conn.execute(
+                    f"SELECT rowid, title, body FROM fts_stem WHERE rowid IN ({marks})", chunk):
+                out[rid] = f"{title} {body}"
+        return out
+
     def like(self, needles: list[str], limit: int) -> list[tuple[int, int]]:
         """(rowid, how many needles occur) by case-insensitive substring over title, body and entities."""
         if not needles:

@@ -48,7 +48,7 @@ from typing import Protocol
 
 from memory_mcp import textproc
 
-__all__ = ["WEIGHTS", "Plan", "SearchIndex", "apply_coverage", "fts_or", "fuse", "plan", "run_signals", "stem_texts",
+__all__ = ["WEIGHTS", "Plan", "SearchIndex", "apply_coverage", "fts_or", "fuse", "plan", "run_signals",
            "text_scores", "tokens"]
 
 
@@ -58,6 +58,8 @@ class SearchIndex(Protocol):
     def fts(self, table: str, match: str, limit: int) -> list[tuple[int, float]]: ...
 
     def like(self, needles: list[str], limit: int) -> list[tuple[int, int]]: ...
+
+    def stem_texts(self, rowids: list[int]) -> dict[int, str]: ...
 
 
 # Fusion weights per signal. Stems carry the most (inflection-proof); exact words add a bonus for
@@ -231,28 +233,6 @@ def fuse(signals: dict[str, list[tuple[int, float]]], weights: dict[str, float] 
     return {rid: s for rid, s in total.items() if s > 0}
 
 
-def stem_texts(index: SearchIndex, rowids: list[int]) -> dict[int, str]:
-    """rowid -> the memory's `fts_stem` text (title and body terms), for the coverage factor.
-
-    Uses `Index.stem_texts` when the index has it; otherwise reads the `fts_stem` table through the
-    index's connection (read only), which holds exactly `textproc.stem_text(title)` and `(body)`.
-    """
-    method = getattr(index, "stem_texts", None)
-    if callable(method):
-        return method(rowids)
-    conn = getattr(index, "conn", None)
-    if conn is None or not rowids:
-        return {}
-    out: dict[int, str] = {}
-    for i in range(0, len(rowids), 500):
-        chunk = rowids[i : i + 500]
-        marks = ",".join("?" * len(chunk))
-        for rid, title, body in conn.execute(
-                f"SELECT rowid, title, body FROM fts_stem WHERE rowid IN ({marks})", chunk):
-            out[rid] = f"{title} {body}"
-    return out
-
-
 def apply_coverage(index: SearchIndex, p: Plan, fused: dict[int, float]) -> dict[int, float]:
     """Multiply the best `COVERAGE_DEPTH` candidates by (matched query terms / query terms) ** exp.
 
@@ -262,7 +242,7 @@ def apply_coverage(index: SearchIndex, p: Plan, fused: dict[int, float]) -> dict
         return fused
     ranked = sorted(fused, key=lambda r: (-fused[r], r))
     head = ranked[:COVERAGE_DEPTH]
-    texts = stem_texts(index, head)
+    texts = index.stem_texts(head)
     if not texts:
         return fused
     out: dict[int, float] = {}

@@ -415,28 +415,32 @@ class Store:
                 min_score: float) -> tuple[list[Hit], bool]:
         wanted = [e.lower() for e in entities]
         by_entity = index.with_entities(wanted) if wanted else {}
-        if text.strip():
-            # Filters apply after the text search, so a filtered recall draws from a deeper pool.
-            filtered = bool(wanted or types) or not (include_archived and include_deprecated)
-            scores = query.text_scores(index, text, max(limit * 8, 400 if filtered else 64))
-            if wanted:
-                scores = {r: s for r, s in scores.items() if r in by_entity}
-            rows = index.rows(scores)
-        else:
-            rows = index.rows(by_entity) if wanted else index.rows()
-            scores = {r.rowid: 1.0 for r in rows}
         now = datetime.now(UTC)
+
+        def keep(row: Row) -> bool:
+            return not ((types and row.type not in types)
+                        or (row.state == State.ARCHIVED and not include_archived)
+                        or (row.state == State.DEPRECATED and not include_deprecated)
+                        or ranking.withheld(row.feedback))
+
+        pool = max(limit * 8, 64)
+        while True:
+            if text.strip():
+                scores = query.text_scores(index, text, pool)
+                exhausted = len(scores) < pool
+                if wanted:
+                    scores = {r: s for r, s in scores.items() if r in by_entity}
+                rows = [r for r in index.rows(scores) if keep(r)]
+            else:
+                rows = [r for r in (index.rows(by_entity) if wanted else index.rows()) if keep(r)]
+                scores, exhausted = {r.rowid: 1.0 for r in rows}, True
+            # Filters apply after the text search: when they left too few, search deeper.
+            if len(rows) >= limit * 3 or exhausted:
+                break
+            pool *= 4
         usage = index.usage(r.id for r in rows)
         scored: list[tuple[float, Row]] = []
         for row in rows:
-            if types and row.type not in types:
-                continue
-            if row.state == State.ARCHIVED and not include_archived:
-                continue
-            if row.state == State.DEPRECATED and not include_deprecated:
-                continue
-            if ranking.withheld(row.feedback):
-                continue
             s = ranking.score(scores[row.rowid], row.trust, row.state, row.updated,
                               usage.get(row.id, (0, None))[0], row.feedback, now)
             if s >= min_score:
@@ -445,15 +449,15 @@ class Store:
         scored.sort(key=lambda x: (x[1].updated or x[1].created or "", x[1].id), reverse=True)
         if text.strip():
             scored.sort(key=lambda x: x[0], reverse=True)
-        pool = scored[: max(limit * 3, limit)]
+        head = scored[: limit * 3]
         if diversity > 0:
-            sets = {row.rowid: conflicts.term_set(f"{row.title} {row.excerpt}") for _, row in pool}
-            pool = ranking.mmr(pool, lambda x: x[0], lambda a, b: conflicts.jaccard(sets[a[1].rowid], sets[b[1].rowid]),
+            sets = {row.rowid: conflicts.term_set(f"{row.title} {row.excerpt}") for _, row in head}
+            head = ranking.mmr(head, lambda x: x[0], lambda a, b: conflicts.jaccard(sets[a[1].rowid], sets[b[1].rowid]),
                                diversity, limit)  # type: ignore[assignment]
         hits: list[Hit] = []
         spent = 0
         truncated = False
-        for s, row in pool[:limit]:
+        for s, row in head[:limit]:
             hit = Hit(id=row.id, path=row.path, title=row.title, excerpt=row.excerpt, type=row.type,
                       state=row.state, trust=row.trust, entities=row.entities, updated=row.updated,
                       score=round(s, 4), superseded_by=row.superseded_by)

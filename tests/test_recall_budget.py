@@ -61,3 +61,20 @@ def test_budget_smaller_than_one_result_still_returns_the_best(store: Store) -> 
     tiny = store.recall("deploy freeze", limit=10, max_tokens=1)
     assert [h.id for h in tiny.results] == [full.results[0].id]
     assert tiny.truncated
+
+
+def test_filtered_recall_searches_deeper_than_the_first_pool(tmp_path) -> None:
+    """Regression: the text pool was cut before the state filter, so many archived memories that
+    match better could hide the one active memory that matches."""
+    from memory_mcp import files
+    from memory_mcp.model import Memory, State, compose_body, now_iso
+
+    s = Store.open(tmp_path / "store")
+    for i in range(90):
+        mem = Memory(id=f"01JD2K3A9FZQ4W8XVBH5T{i:05d}", state=State.ARCHIVED,
+                     body=compose_body(f"Kestrel pipeline kestrel pipeline note {i}.", f"Kestrel pipeline {i}"),
+                     created=now_iso(), updated=now_iso())
+        files.atomic_write(s.root / "memories" / f"old-{i}.md", files.serialize(mem))
+    live = s.remember("The pipeline named kestrel was rebuilt last week.", title="Rebuilt")
+    r = s.recall("kestrel pipeline", limit=1)
+    assert [h.id for h in r.results] == [live.id]
