@@ -311,9 +311,8 @@ class Store:
                            "Split it into several memories or keep a summary and a pointer.")
         if title is not None and len(title) > TITLE_MAX:
             raise TooLarge(f"title is {len(title)} characters; the limit is {TITLE_MAX}.")
-        if source is not None and len(source) > SOURCE_MAX:
-            raise TooLarge(f"source is {len(source)} characters; the limit is {SOURCE_MAX}.")
-        _check_inputs(content=content, title=title, source=source)
+        _check_short(source=source)
+        _check_inputs(content=content, title=title)
 
     @staticmethod
     def _check_entities(entities: list[str]) -> list[str]:
@@ -549,9 +548,7 @@ class Store:
         """archive, deprecate (reason required), restore to active, or purge (confirm required)."""
         if mode not in FORGET_MODES:
             raise InvalidArgument(f"unknown mode '{mode}': use one of {', '.join(FORGET_MODES)}.")
-        if len(reason) > SOURCE_MAX:
-            raise TooLarge(f"reason is {len(reason)} characters; the limit is {SOURCE_MAX}.")
-        _check_inputs(reason=reason)
+        _check_short(reason=reason)
         with self._session() as index:
             loaded = self._load(index, id)
             mem = loaded.mem
@@ -610,9 +607,7 @@ class Store:
     # ------------------------------------------------------------------ feedback
     def feedback(self, id: str, helpful: bool, note: str = "") -> FeedbackResult:
         """+0.1 when a memory helped, -0.2 when it misled; at -0.5 or below it is withheld from recall."""
-        if len(note) > SOURCE_MAX:
-            raise TooLarge(f"note is {len(note)} characters; the limit is {SOURCE_MAX}.")
-        _check_inputs(note=note)
+        _check_short(note=note)
         with self._session() as index:
             loaded = self._load(index, id)
             mem = loaded.mem
@@ -727,6 +722,14 @@ def _check_inputs(**fields: str | list[str] | None) -> None:
                 raise SecretDetected(
                     f"{what} contains what looks like a credential ({kinds}). Memories are committed to git: "
                     "remove the value and say where it is kept instead (e.g. 'in the team vault'), then call again.")
+
+
+def _check_short(**fields: str | None) -> None:
+    """A one-line field (source, reason, note): within the length limit and free of credentials."""
+    for what, value in fields.items():
+        if value is not None and len(value) > SOURCE_MAX:
+            raise TooLarge(f"{what} is {len(value)} characters; the limit is {SOURCE_MAX}.")
+    _check_inputs(**fields)
 
 
 def _superseded_by(index: Index, mem_id: str) -> str | None:
