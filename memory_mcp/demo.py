@@ -7,6 +7,7 @@ import tempfile
 from pathlib import Path
 
 from . import render
+from .claude_code import server_command
 from .store import Store
 
 EXAMPLES = [
@@ -40,6 +41,6 @@ def run(root: Path | None) -> str:
     log = subprocess.run(["git", "-C", str(store.root), "log", "--format=%h %s"], capture_output=True, text=True)
     out += ["", "$ git log", log.stdout.rstrip(), "",
             f"Open {store.root}/memories in an editor, or point the server at it: "
-            f"MEMORY_MCP_ROOT={store.root} memory-mcp serve"]
+            f"MEMORY_MCP_ROOT={store.root} {server_command()} serve"]
     store.close()
     return "\n".join(out)

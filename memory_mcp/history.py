@@ -104,8 +104,13 @@ class History:
         g = self.repo.git
         if not self.repo.remotes:
             return "no git remote configured; add one with `git remote add origin URL`"
-        remote = self.repo.remotes[0].name
-        branch = self.repo.active_branch.name
+        try:
+            head = self.repo.active_branch
+        except TypeError:
+            raise git.GitCommandError(["sync"], 1, "", "HEAD is detached; check out a branch first") from None
+        upstream = head.tracking_branch()
+        remote = upstream.remote_name if upstream else self.repo.remotes[0].name
+        branch = upstream.remote_head if upstream else head.name
         self._clear_stale_lock()
         notes = []
         try:
@@ -113,7 +118,7 @@ class History:
             if remote_has_branch:
                 g.pull("--rebase", "--autostash", remote, branch, env=self._env)
                 notes.append(f"pulled {remote}/{branch}")
-            g.push("-u", remote, branch, env=self._env)
+            g.push("-u", remote, f"{head.name}:{branch}", env=self._env)
             notes.append(f"pushed to {remote}/{branch}")
         except git.GitCommandError as e:
             if (Path(self.repo.git_dir) / "rebase-merge").exists() or (Path(self.repo.git_dir) / "rebase-apply").exists():
@@ -156,8 +161,12 @@ def _git_running_in(root: Path) -> bool:
         try:
             if (entry / "comm").read_text().strip() != "git":
                 continue
+            # GitPython keeps `git cat-file` helpers of this very process running in the store.
+            parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            if parent == os.getpid():
+                continue
             cwd = Path(os.readlink(entry / "cwd"))
-        except OSError:
+        except (OSError, ValueError, IndexError):
             continue
         if cwd == root or root in cwd.parents:
             return True

@@ -119,6 +119,8 @@ class Index:
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute("PRAGMA busy_timeout=30000")
+        # SQLite's lower() folds ASCII only; the substring fallback must match `бд` in `СУБД` too.
+        conn.create_function("py_lower", 1, lambda t: t.lower() if isinstance(t, str) else t, deterministic=True)
         index = cls(conn, path)
         if index._schema_version() != SCHEMA_VERSION:
             index._drop_all()
@@ -298,7 +300,7 @@ class Index:
         """(rowid, how many needles occur) by case-insensitive substring over title, body and entities."""
         if not needles:
             return []
-        hay = "lower(title || ' ' || body || ' ' || entities)"
+        hay = "py_lower(title || ' ' || body || ' ' || entities)"
         parts = " + ".join(f"(instr({hay}, ?) > 0)" for _ in needles)
         return [(r, n) for r, n in self.conn.execute(
             f"SELECT rowid, {parts} AS n FROM fts_word WHERE n > 0 ORDER BY n DESC LIMIT ?",

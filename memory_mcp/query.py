@@ -143,9 +143,14 @@ def stems(text: str) -> list[str]:
     return _dedup(textproc.terms(text, drop_stopwords=True) or textproc.terms(text))
 
 
+# Only the first terms of a query are searched, so stemming a megabyte of pasted text buys nothing.
+MAX_QUERY_CHARS = 16_384
+
+
 def plan(query: str) -> Plan:
     """Expand a free-text query into the signals. Pure; never raises; any string is accepted."""
     p = Plan()
+    query = query[:MAX_QUERY_CHARS]
     if not query or not query.strip():
         return p
     chunks = textproc.chunks(query)

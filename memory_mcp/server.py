@@ -5,6 +5,7 @@ text rendering for the model, which reads `content`, not the structured copy.
 """
 
 import logging
+import threading
 from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated, Literal
@@ -12,7 +13,9 @@ from typing import Annotated, Literal
 import anyio
 from mcp.server.mcpserver import (
     AcceptedElicitation,
+    CancelledElicitation,
     Context,
+    DeclinedElicitation,
     Elicit,
     ElicitationResult,
     MCPServer,
@@ -20,7 +23,7 @@ from mcp.server.mcpserver import (
 )
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, PrivateAttr
 
 from . import render
 from .errors import StoreError
@@ -72,6 +75,14 @@ TrustArg = Literal["user-stated", "agent-inferred", "imported"]
 
 class PurgeConfirmation(BaseModel):
     ok: bool = Field(description="Delete this memory file? Git history keeps a copy.")
+    # Not in the form: False when the resolver decided without asking the person.
+    _asked: bool = PrivateAttr(default=True)
+
+
+def _not_asked(ok: bool) -> PurgeConfirmation:
+    answer = PurgeConfirmation(ok=ok)
+    answer._asked = False
+    return answer
 
 
 def build_server(root: Path | None = None) -> MCPServer:
@@ -80,11 +91,13 @@ def build_server(root: Path | None = None) -> MCPServer:
     The store is opened on the first call, so a misconfigured store is reported as a tool error the
     agent can read rather than a server that never starts."""
     holder: dict[str, Store] = {}
+    opening = threading.Lock()
 
     def store() -> Store:
-        if "store" not in holder:
-            holder["store"] = Store.open(root)
-        return holder["store"]
+        with opening:  # two first calls at once must not open (or create) the store twice
+            if "store" not in holder:
+                holder["store"] = Store.open(root)
+            return holder["store"]
 
     async def call(fn, *args, **kwargs):  # type: ignore[no-untyped-def]
         """Run a blocking store call off the event loop; typed errors become tool errors."""
@@ -163,17 +176,18 @@ def build_server(root: Path | None = None) -> MCPServer:
                                ) -> PurgeConfirmation | Elicit[PurgeConfirmation]:
         """Ask the person before a purge when the client can ask; otherwise `confirm` decides."""
         if mode != "purge" or confirm:
-            return PurgeConfirmation(ok=confirm)
+            return _not_asked(confirm)
         caps = ctx.client_capabilities
         if caps is None or caps.elicitation is None:
-            return PurgeConfirmation(ok=False)
+            return _not_asked(False)
         try:
-            row = store()._ensure_index().get(id)
-        except Exception:
-            row = None
-        if row is None or row.state == "active":
-            return PurgeConfirmation(ok=False)  # the store refuses these with a clear error; nothing to ask
-        return Elicit(f"Permanently delete the memory '{row.title}' ({row.path})? Git history keeps a copy.",
+            # Reconciled first: a memory a person archived in their editor a moment ago counts as archived.
+            found = await anyio.to_thread.run_sync(lambda: store().peek(id))
+        except StoreError:
+            found = None
+        if found is None or found.detail == "active":
+            return _not_asked(False)  # the store refuses these with a clear error; nothing to ask
+        return Elicit(f"Permanently delete the memory '{found.title}' ({found.path})? Git history keeps a copy.",
                       PurgeConfirmation)
 
     @mcp.tool(title="Forget (archive, deprecate, restore, purge)", annotations=_DESTRUCTIVE)
@@ -188,6 +202,12 @@ def build_server(root: Path | None = None) -> MCPServer:
         required), restore (active again), or purge (delete the file; only archived or deprecated,
         and only with confirm=true or the user's confirmation; git keeps it)."""
         confirmed = confirm or (isinstance(approval, AcceptedElicitation) and approval.data.ok)
+        asked = isinstance(approval, (DeclinedElicitation, CancelledElicitation)) or (
+            isinstance(approval, AcceptedElicitation) and approval.data._asked)
+        if mode == "purge" and asked and not confirmed:
+            # The person said no: nothing may suggest overriding them with confirm=true.
+            raise ToolError("[declined] the person did not confirm the purge; the memory is kept. "
+                            "Do not purge it unless they ask again.")
         r = await call(lambda s: s.forget, id, mode, reason, confirmed)
         return answer(r, render.forget(r))
 

@@ -371,14 +371,15 @@ class Store:
             for item in (new, *losers):
                 self._write(index, item)
             self.history.commit_paths([item.rel for item in (new, *losers)], f"remember: {mem.title}",
-                                      [mem.id, *targets])
+                                      [mem.id, *(loser.mem.id for loser in losers)])
             warnings = []
             if found:
                 warnings.append("possible conflicts: decide each with memory_resolve (supersede or keep_both), "
                                 "asking the user when unsure")
             return RememberResult(
                 id=mem.id, path=new.rel, title=mem.title, state=mem.state.value, duplicate=False,
-                superseded=targets, conflicts=[_conflict(n) for n in found], unknown_entities=unknown,
+                superseded=[loser.mem.id for loser in losers], conflicts=[_conflict(n) for n in found],
+                unknown_entities=unknown,
                 warnings=warnings)
 
     # ------------------------------------------------------------------ recall
@@ -499,6 +500,13 @@ class Store:
                               body=mem.body, chain=Chain(supersedes=down, superseded_by=up), history=history,
                               recall_count=index.usage([mem.id]).get(mem.id, (0, None))[0], warnings=warnings)
 
+    def peek(self, id: str) -> Listed | None:
+        """Title, path and state of a memory as the files say now (reconciled), or None."""
+        check_id(id)
+        with self._session() as index:
+            row = index.get(id)
+            return Listed(row.id, row.path, row.title, row.state) if row else None
+
     # ------------------------------------------------------------------ update
     def update(self, id: str, content: str | None = None, title: str | None = None,
                entities: list[str] | None = None, type: str | None = None, trust: str | None = None,
@@ -550,7 +558,8 @@ class Store:
             raise InvalidArgument(f"unknown mode '{mode}': use one of {', '.join(FORGET_MODES)}.")
         _check_short(reason=reason)
         with self._session() as index:
-            loaded = self._load(index, id)
+            # A purged file needs no permanent id: it is about to go, under the id it had.
+            loaded = self._load(index, id, for_write=mode != "purge")
             mem = loaded.mem
             if mode == "purge":
                 lifecycle.check_purge(mem)

@@ -63,7 +63,17 @@ async def test_purge_declined_by_the_person_keeps_the_file(tmp_path: Path) -> No
     async with Client(_params(store), elicitation_callback=_answer(False, action="decline")) as client:
         mem_id, path = await _archived(client, "Keep me: the person declines the purge.")
         r = await client.call_tool("memory_forget", {"id": mem_id, "mode": "purge"})
-        assert r.is_error and "[confirm_required]" in r.content[0].text
+        assert r.is_error and "[declined]" in r.content[0].text
+        assert "confirm=true" not in r.content[0].text  # nothing invites overriding the person
+    assert (store / path).exists()
+
+
+async def test_purge_unticked_by_the_person_keeps_the_file(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    async with Client(_params(store), elicitation_callback=_answer(False)) as client:  # accepts, ok=false
+        mem_id, path = await _archived(client, "Keep me: the person leaves the box unticked.")
+        r = await client.call_tool("memory_forget", {"id": mem_id, "mode": "purge"})
+        assert r.is_error and "[declined]" in r.content[0].text
     assert (store / path).exists()
 
 

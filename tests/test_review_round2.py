@@ -35,8 +35,6 @@ def _stale_git_lock(store: Path) -> Path:
 
 
 # ------------------------------------------------------------------ git
-@pytest.mark.xfail(strict=True, reason="bug: stale git index.lock is never cleared once the process has "
-                   "written: _git_running_in sees GitPython's own `git cat-file --batch-check` children")
 def test_stale_git_lock_recovered_after_the_process_has_already_written(store: Path, s: Store) -> None:
     s.remember("The heron service restarts nightly.")  # a long-running server has written before
     lock = _stale_git_lock(store)  # another process crashed an hour ago, leaving git's lock behind
@@ -54,8 +52,6 @@ def _elicit(answer: str, seen: list[str]):
 
 
 @pytest.mark.anyio
-@pytest.mark.xfail(strict=True, reason="bug: ask_before_purge reads the index before reconcile, so a memory "
-                   "archived by hand is never asked about and the purge fails with confirm_required")
 async def test_purge_asks_the_person_about_a_memory_archived_by_hand(store: Path) -> None:
     seen: list[str] = []
     async with open_server(store, elicitation_callback=_elicit("accept", seen)) as sess:
@@ -68,8 +64,6 @@ async def test_purge_asks_the_person_about_a_memory_archived_by_hand(store: Path
 
 
 @pytest.mark.anyio
-@pytest.mark.xfail(strict=True, reason="bug: after the person declines the purge, the error tells the agent "
-                   "to call again with confirm=true (an invitation to override the person)")
 async def test_declined_purge_does_not_tell_the_agent_to_pass_confirm(store: Path) -> None:
     seen: list[str] = []
     async with open_server(store, elicitation_callback=_elicit("decline", seen)) as sess:
@@ -81,8 +75,6 @@ async def test_declined_purge_does_not_tell_the_agent_to_pass_confirm(store: Pat
 
 
 # ------------------------------------------------------------------ provisional ids in responses
-@pytest.mark.xfail(strict=True, reason="bug: purging a hand-made file without an id mints a ULID first, so the "
-                   "result and the Memory-Id trailer name an id that never existed")
 def test_purge_of_a_file_without_id_reports_the_id_it_had(store: Path, s: Store) -> None:
     (store / "memories" / "hand.md").write_text("---\nstate: archived\n---\n# Hand note\n\nOtters nap at noon.\n")
     pid = s.status().provisional[0].id
@@ -91,8 +83,6 @@ def test_purge_of_a_file_without_id_reports_the_id_it_had(store: Path, s: Store)
     assert "Memory-Id: " + pid in git(store, "log", "-1", "--format=%B")
 
 
-@pytest.mark.xfail(strict=True, reason="bug: remember(supersedes=[provisional id]) reports and commits the "
-                   "provisional id, while the files now name the permanent one")
 def test_supersede_of_a_file_without_id_reports_its_permanent_id(store: Path, s: Store) -> None:
     (store / "memories" / "hand.md").write_text("# Badger naps\n\nBadgers nap at noon.\n")
     pid = s.status().provisional[0].id
@@ -102,8 +92,6 @@ def test_supersede_of_a_file_without_id_reports_its_permanent_id(store: Path, s:
 
 
 # ------------------------------------------------------------------ search
-@pytest.mark.xfail(strict=True, reason="bug: Index.like uses SQLite lower(), which folds ASCII only: a short "
-                   "Cyrillic word is not found inside a capitalised word ('бд' in 'СУБД'), unlike 'db' in 'MongoDB'")
 def test_short_cyrillic_word_found_inside_a_longer_word(s: Store) -> None:
     latin = s.remember("The analytics events are stored in MongoDB.")
     cyr = s.remember("Биллинг хранит данные в СУБД PostgreSQL.")
