@@ -40,6 +40,20 @@ def _isolated_git(tmp_path_factory: pytest.TempPathFactory) -> None:
 
 
 # ---------------------------------------------------------------- stdio server
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Path:
+    """A store path of the test module's own (not created yet: the first call creates it)."""
+    return tmp_path_factory.mktemp(request.module.__name__.removeprefix("test_")) / "store"
+
+
+@pytest.fixture(scope="module")
+async def s(store: Path):
+    """One `memory-mcp serve` process for the whole module, over stdio."""
+    async with open_server(store) as session:
+        await session.call("memory_status")
+        yield session
+
+
 def server_env(store: Path, home: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
     env = {"MEMORY_MCP_ROOT": str(store), "HOME": str(home), "PATH": os.environ["PATH"],
            "GIT_CONFIG_NOSYSTEM": "1"}

@@ -8,22 +8,11 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from conftest import Session, commit_count, fm_file, fm_value, git, new_id, open_server
+from conftest import Session, commit_count, fm_file, fm_value, git, new_id
 
 from memory_mcp.conflicts import pair_hash
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture(scope="module")
-def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("conflicts") / "store"
-
-
-@pytest.fixture(scope="module")
-async def s(store: Path):
-    async with open_server(store) as session:
-        yield session
 
 
 def pairs(status: dict) -> set[frozenset[str]]:

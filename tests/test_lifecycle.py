@@ -6,7 +6,7 @@ import itertools
 from pathlib import Path
 
 import pytest
-from conftest import Session, commit_count, fm_file, fm_value, git, new_id, open_server, subjects
+from conftest import Session, commit_count, fm_file, fm_value, git, new_id, subjects
 
 from memory_mcp import lifecycle
 from memory_mcp.model import State
@@ -21,17 +21,6 @@ EXPECTED_ALLOWED = {
     ("deprecated", "active"),
 }
 _counter = itertools.count()
-
-
-@pytest.fixture(scope="module")
-def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("lifecycle") / "store"
-
-
-@pytest.fixture(scope="module")
-async def s(store: Path):
-    async with open_server(store) as session:
-        yield session
 
 
 async def make(s: Session, state: str = "active", word: str | None = None, **kw) -> dict:

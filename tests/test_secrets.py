@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import Session, commit_count, open_server
+from conftest import Session, commit_count
 
 from memory_mcp.secrets import scan
 
@@ -49,18 +49,6 @@ def test_scanner_finds_each_kind(kind: str) -> None:
 ])
 def test_ordinary_text_is_not_a_credential(text: str) -> None:
     assert scan(text) == []
-
-
-@pytest.fixture(scope="module")
-def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("secrets") / "store"
-
-
-@pytest.fixture(scope="module")
-async def s(store: Path):
-    async with open_server(store) as session:
-        await session.call("memory_status")
-        yield session
 
 
 def leaks(error: str, value: str) -> bool:

@@ -24,19 +24,6 @@ TOOLS = {"memory_remember", "memory_recall", "memory_read", "memory_update", "me
          "memory_resolve", "memory_feedback", "memory_status", "memory_reindex"}
 
 
-@pytest.fixture(scope="module")
-def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("stdio") / "store"
-
-
-@pytest.fixture(scope="module")
-async def s(store: Path):
-    """One server for the module; the store does not exist yet, the first call creates it."""
-    async with open_server(store) as session:
-        await session.call("memory_status")
-        yield session
-
-
 def last_message(store: Path) -> str:
     return git(store, "log", "-1", "--format=%B")
 

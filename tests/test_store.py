@@ -27,11 +27,6 @@ Entity names the memories use.
 
 
 @pytest.fixture(scope="module")
-def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("store") / "store"
-
-
-@pytest.fixture(scope="module")
 async def s(store: Path):
     async with open_server(store) as session:
         await session.call("memory_status")
