@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 import shutil
 import subprocess
 import sys
@@ -27,14 +28,7 @@ def server_entry(store: Path) -> dict[str, object]:
 def write_project_config(project: Path, store: Path) -> Path:
     """Add (or replace) the server in `project/.mcp.json`, keeping every other server there."""
     path = project / ".mcp.json"
-    config: dict[str, object] = {}
-    if path.exists():
-        try:
-            config = json.loads(path.read_text(encoding="utf-8"))
-        except ValueError as e:
-            raise InvalidArgument(f"{path} is not valid JSON ({e}); fix or remove it first.") from None
-        if not isinstance(config, dict):
-            raise InvalidArgument(f"{path} does not hold a JSON object; fix or remove it first.")
+    config = _read_json_object(path)
     servers = config.setdefault("mcpServers", {})
     if not isinstance(servers, dict):
         raise InvalidArgument(f"{path}: mcpServers is not an object; fix it first.")
@@ -43,8 +37,53 @@ def write_project_config(project: Path, store: Path) -> Path:
     return path
 
 
-def register(scope: str, store: Path, project: Path) -> str:
-    """Register the server for `scope` (project writes .mcp.json; local/user use the `claude` CLI)."""
+def _read_json_object(path: Path) -> dict[str, object]:
+    if not path.exists():
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError as e:
+        raise InvalidArgument(f"{path} is not valid JSON ({e}); fix or remove it first.") from None
+    if not isinstance(data, dict):
+        raise InvalidArgument(f"{path} does not hold a JSON object; fix or remove it first.")
+    return data
+
+
+def settings_path(scope: str, project: Path, home: Path) -> Path:
+    """Where Claude Code reads hooks for `scope`."""
+    return {"user": home / ".claude" / "settings.json", "project": project / ".claude" / "settings.json",
+            "local": project / ".claude" / "settings.local.json"}[scope]
+
+
+def write_session_hook(path: Path, store: Path) -> bool:
+    """Add a SessionStart hook printing the digest to the settings file at `path` (kept otherwise).
+
+    Returns False when an identical hook is already there."""
+    command = f"{shlex.quote(server_command())} digest --hook --store {shlex.quote(str(store))}"
+    settings = _read_json_object(path)
+    hooks = settings.setdefault("hooks", {})
+    if not isinstance(hooks, dict) or not isinstance(hooks.setdefault("SessionStart", []), list):
+        raise InvalidArgument(f"{path}: hooks.SessionStart is not a list; fix it first.")
+    groups = hooks["SessionStart"]
+    if any(isinstance(g, dict) and any(isinstance(h, dict) and h.get("command") == command
+                                       for h in g.get("hooks", [])) for g in groups):
+        return False
+    groups.append({"hooks": [{"type": "command", "command": command}]})
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(settings, indent=2) + "\n", encoding="utf-8")
+    return True
+
+
+def register(scope: str, store: Path, project: Path, home: Path) -> str:
+    """Register the server for `scope` (project writes .mcp.json; local/user use the `claude` CLI)
+    and the SessionStart digest hook in that scope's settings file."""
+    hook_file = settings_path(scope, project, home)
+    hook = (f"added the SessionStart digest hook to {hook_file}" if write_session_hook(hook_file, store)
+            else f"the SessionStart digest hook is already in {hook_file}")
+    return f"{_register_server(scope, store, project)}\n{hook}"
+
+
+def _register_server(scope: str, store: Path, project: Path) -> str:
     if scope == "project":
         return f"wrote {write_project_config(project, store)}"
     claude = shutil.which("claude")

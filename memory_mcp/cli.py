@@ -81,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
         elif command == "sync":
             print(store.sync())
         elif command == "install":
-            print(claude_code.register(args.scope, store.root, Path.cwd()))
+            print(claude_code.register(args.scope, store.root, Path.cwd(), Path.home()))
         return 0
     except StoreError as e:
         print(f"memory-mcp: {e}", file=sys.stderr)

@@ -32,7 +32,6 @@ from .errors import (
     InvalidSupersede,
     NotFound,
     SecretDetected,
-    SyncFailed,
     TooLarge,
 )
 from .history import History
@@ -694,10 +693,7 @@ class Store:
     def sync(self) -> str:
         """Pull from and push to the store's git remote, then index what arrived."""
         with self.lock.hold():
-            try:
-                done = self.history.sync()
-            except GitCommandError as e:
-                raise SyncFailed(f"git sync failed: {(e.stderr or '').strip()[:300]} {e.stdout or ''}".strip()) from None
+            done = self.history.sync()
             self._sync(self._ensure_index())
             return done
 

@@ -97,3 +97,41 @@ async def test_streamable_http_serves_the_tools(tmp_path: Path) -> None:
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+def test_sync_conflict_is_undone_and_explained(tmp_path: Path) -> None:
+    from memory_mcp.errors import SyncFailed
+
+    a = Store.open(tmp_path / "a")
+    mem = a.remember("The auk cluster has three nodes.")
+    bare = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", "--initial-branch=main", str(bare)], check=True)
+    git(a.root, "remote", "add", "origin", str(bare))
+    a.sync()
+    subprocess.run(["git", "clone", "-q", str(bare), str(tmp_path / "b")], check=True)
+    b = Store.open(tmp_path / "b")
+    b.update(mem.id, content="The auk cluster has five nodes.")
+    b.sync()
+    a.update(mem.id, content="The auk cluster has seven nodes.")
+    with pytest.raises(SyncFailed, match="conflicted and was undone") as err:
+        a.sync()
+    assert "stderr" not in str(err.value)
+    assert not (a.root / ".git" / "rebase-merge").exists() and not (a.root / ".git" / "rebase-apply").exists()
+    assert "seven" in a.read(id=mem.id).body  # the local memory is intact
+
+
+def test_install_adds_the_digest_hook_once_and_keeps_other_settings(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    (project / ".claude").mkdir(parents=True)
+    (project / ".claude" / "settings.json").write_text(json.dumps({"model": "x", "hooks": {"Stop": []}}))
+    for _ in range(2):
+        done = run("install", "claude-code", "--scope", "project", "--store", str(tmp_path / "store"), cwd=project)
+        assert done.returncode == 0, done.stderr
+    settings = json.loads((project / ".claude" / "settings.json").read_text())
+    assert settings["model"] == "x" and settings["hooks"]["Stop"] == []
+    groups = settings["hooks"]["SessionStart"]
+    assert len(groups) == 1
+    command = groups[0]["hooks"][0]["command"]
+    assert "digest --hook --store" in command
+    shown = subprocess.run(command, shell=True, capture_output=True, text=True, timeout=60)
+    assert json.loads(shown.stdout)["hookSpecificOutput"]["hookEventName"] == "SessionStart"
