@@ -36,6 +36,7 @@ def _parser() -> argparse.ArgumentParser:
     d = sub.add_parser("digest", parents=[common], help="print the session digest")
     d.add_argument("--hook", action="store_true", help="print it as Claude Code SessionStart hook JSON")
     sub.add_parser("demo", parents=[common], help="a guided run on a new store (a temporary one without --store)")
+    sub.add_parser("watch", parents=[common], help="keep the index warm while you edit (foreground; Ctrl-C stops)")
     sub.add_parser("sync", parents=[common], help="pull from and push to the store's git remote")
     inst = sub.add_parser("install", parents=[common], help="register the server with a client")
     inst.add_argument("client", choices=["claude-code"])
@@ -78,6 +79,11 @@ def main(argv: list[str] | None = None) -> int:
         elif command == "digest":
             text = render.digest(store.digest())
             print(claude_code.hook_payload(text) if args.hook else text)
+        elif command == "watch":
+            from .watch import watch
+
+            print(f"watching {store.root} (Ctrl-C stops)", flush=True)
+            watch(store, lambda report: print(render.reconcile(report), flush=True))
         elif command == "sync":
             print(store.sync())
         elif command == "install":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .reconcile import ReconcileReport
 from .results import (
     Coverage,
     ForgetResult,
@@ -98,6 +99,15 @@ def status(r: StatusResult) -> str:
     g = r.git
     lines.append(f"git: {g.get('branch')} @ {g.get('head')}" + (" (memory files changed)" if g.get("memory_files_dirty") else ""))
     return "\n".join(lines)
+
+
+def reconcile(r: ReconcileReport) -> str:
+    parts = [f"{len(r.reindexed)} indexed", f"{len(r.removed)} removed"]
+    if r.new_errors:
+        parts.append(f"{len(r.new_errors)} unindexed ({', '.join(r.new_errors[:3])})")
+    if r.promoted:
+        parts.append(f"{len(r.promoted)} archived made active")
+    return "reconciled: " + ", ".join(parts) + (f"; {r.aborted}" if r.aborted else "")
 
 
 def reindex(r: ReindexResult) -> str:

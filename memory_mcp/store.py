@@ -689,6 +689,11 @@ class Store:
             return ReindexResult(mode=mode, indexed=index.count(), unindexed=len(index.errors()),
                                  seconds=round(report.seconds, 3), drift=drift, note=note)
 
+    def refresh(self) -> ReconcileReport:
+        """Reconcile now (what every call does first) and return what it found."""
+        with self._session():
+            return self._last or ReconcileReport()
+
     # ------------------------------------------------------------------ sync
     def sync(self) -> str:
         """Pull from and push to the store's git remote, then index what arrived."""

@@ -135,3 +135,33 @@ def test_install_adds_the_digest_hook_once_and_keeps_other_settings(tmp_path: Pa
     assert "digest --hook --store" in command
     shown = subprocess.run(command, shell=True, capture_output=True, text=True, timeout=60)
     assert json.loads(shown.stdout)["hookSpecificOutput"]["hookEventName"] == "SessionStart"
+
+
+def test_watch_indexes_and_commits_a_hand_edit_when_it_is_saved(tmp_path: Path) -> None:
+    import threading
+
+    from memory_mcp.watch import watch
+
+    store = Store.open(tmp_path / "store")
+    mem = store.remember("The petrel queue drains nightly.")
+    reports = []
+    stop = threading.Event()
+    seen = threading.Event()
+
+    def on_report(report) -> None:
+        reports.append(report)
+        if report.reindexed:
+            seen.set()
+
+    worker = threading.Thread(target=watch, args=(store, on_report, stop, 50))
+    worker.start()
+    try:
+        time.sleep(0.5)  # let the watcher start
+        path = store.root / mem.path
+        path.write_text(path.read_text() + "\nIt drains hourly on Fridays.\n")
+        assert seen.wait(20), reports
+    finally:
+        stop.set()
+        worker.join(20)
+    assert any(r.reindexed == [mem.path] for r in reports)
+    assert git(store.root, "log", "-1", "--format=%s").startswith("reconcile:")
