@@ -118,6 +118,20 @@ def is_store(root: Path) -> bool:
     return (root / ".git").exists() and (root / MEMORIES).is_dir()
 
 
+@dataclass(frozen=True)
+class SearchOptions:
+    """What a recall asks for besides its text: size, filters, budget, diversity and score floor."""
+
+    limit: int = 8
+    types: frozenset[str] = frozenset()
+    entities: tuple[str, ...] = ()
+    include_archived: bool = False
+    include_deprecated: bool = False
+    max_tokens: int = 0
+    diversity: float = 0.0
+    min_score: float = 0.0
+
+
 @dataclass
 class _Loaded:
     """A memory file read from disk for a write: its parsed form and where it lives."""
@@ -392,8 +406,9 @@ class Store:
         type_filter = {enum_value(MemoryType, t, "type").value for t in types or []}
         with self._session() as index:
             names, unknown = self.dictionary.normalise_all(list(entities or []))
-            hits, truncated = self._search(index, query, limit, type_filter, names, include_archived,
-                                           include_deprecated, max_tokens, diversity, min_score)
+            hits, truncated = self._search(index, query, SearchOptions(
+                limit, frozenset(type_filter), tuple(names), include_archived, include_deprecated, max_tokens,
+                diversity, min_score))
             if hits:
                 with index.transaction():
                     index.record_recall([h.id for h in hits], now_iso())
@@ -407,19 +422,18 @@ class Store:
         For evaluation and tools that query in bulk; agents go through `recall`."""
         with self.lock.hold():
             index = self._ensure_index()
-            return self._search(index, query, limit, set(), [], False, False, 0, 0.0, 0.0)[0]
+            return self._search(index, query, SearchOptions(limit))[0]
 
-    def _search(self, index: Index, text: str, limit: int, types: set[str], entities: list[str],
-                include_archived: bool, include_deprecated: bool, max_tokens: int, diversity: float,
-                min_score: float) -> tuple[list[Hit], bool]:
-        wanted = [e.lower() for e in entities]
+    def _search(self, index: Index, text: str, opts: SearchOptions) -> tuple[list[Hit], bool]:
+        limit, types = opts.limit, opts.types
+        wanted = [e.lower() for e in opts.entities]
         by_entity = index.with_entities(wanted) if wanted else {}
         now = datetime.now(UTC)
 
         def keep(row: Row) -> bool:
             return not ((types and row.type not in types)
-                        or (row.state == State.ARCHIVED and not include_archived)
-                        or (row.state == State.DEPRECATED and not include_deprecated)
+                        or (row.state == State.ARCHIVED and not opts.include_archived)
+                        or (row.state == State.DEPRECATED and not opts.include_deprecated)
                         or ranking.withheld(row.feedback))
 
         pool = max(limit * 8, 64)
@@ -442,26 +456,24 @@ class Store:
         for row in rows:
             s = ranking.score(scores[row.rowid], row.trust, row.state, row.updated,
                               usage.get(row.id, (0, None))[0], row.feedback, now)
-            if s >= min_score:
+            if s >= opts.min_score:
                 scored.append((s, row))
         # Without a query the list is newest first; with one, by score (newest first among equals).
         scored.sort(key=lambda x: (x[1].updated or x[1].created or "", x[1].id), reverse=True)
         if text.strip():
             scored.sort(key=lambda x: x[0], reverse=True)
         head = scored[: limit * 3]
-        if diversity > 0:
+        if opts.diversity > 0:
             sets = {row.rowid: conflicts.term_set(f"{row.title} {row.excerpt}") for _, row in head}
             head = ranking.mmr(head, lambda x: x[0], lambda a, b: conflicts.jaccard(sets[a[1].rowid], sets[b[1].rowid]),
-                               diversity, limit)  # type: ignore[assignment]
+                               opts.diversity, limit)  # type: ignore[assignment]
         hits: list[Hit] = []
         spent = 0
         truncated = False
         for s, row in head[:limit]:
-            hit = Hit(id=row.id, path=row.path, title=row.title, excerpt=row.excerpt, type=row.type,
-                      state=row.state, trust=row.trust, entities=row.entities, updated=row.updated,
-                      score=round(s, 4), superseded_by=row.superseded_by)
+            hit = _hit(row, s)
             cost = ranking.estimate_tokens(f"{row.path} {row.title} {row.excerpt}") + 8
-            if max_tokens and hits and spent + cost > max_tokens:
+            if opts.max_tokens and hits and spent + cost > opts.max_tokens:
                 truncated = True
                 break
             spent += cost
@@ -712,8 +724,7 @@ class Store:
             usage = index.usage(r.id for r in rows)
             rows.sort(key=lambda r: (order.get(r.type, 9), -ranking.score(
                 1.0, r.trust, r.state, r.updated, usage.get(r.id, (0, None))[0], r.feedback, now)))
-            return [Hit(r.id, r.path, r.title, r.excerpt, r.type, r.state, r.trust, r.entities, r.updated, 1.0)
-                    for r in rows[:limit]]
+            return [_hit(r, 1.0) for r in rows[:limit]]
 
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
@@ -745,6 +756,12 @@ def _check_short(**fields: str | None) -> None:
 def _superseded_by(index: Index, mem_id: str) -> str | None:
     row = index.get(mem_id)
     return row.superseded_by if row else None
+
+
+def _hit(row: Row, score: float) -> Hit:
+    return Hit(id=row.id, path=row.path, title=row.title, excerpt=row.excerpt, type=row.type, state=row.state,
+               trust=row.trust, entities=row.entities, updated=row.updated, score=round(score, 4),
+               superseded_by=row.superseded_by)
 
 
 def _conflict(n: conflicts.Neighbour) -> Conflict:
