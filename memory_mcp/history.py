@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,6 +16,7 @@ FALLBACK_NAME = "memory-mcp"
 FALLBACK_EMAIL = "memory-mcp@localhost"
 # A git index.lock older than this, found while we hold the store's write lock, is left by a crash.
 STALE_GIT_LOCK_SECONDS = 60
+MAX_ARGV_PATHS = 200
 
 
 @dataclass(frozen=True)
@@ -64,10 +66,9 @@ class History:
         if not paths:
             return None
         self._clear_stale_lock()
-        g = self.repo.git
         existing = [p for p in paths if (self.root / p).exists()]
         if existing:
-            g.add("--", *existing, env=self._env)
+            self._with_paths("add", existing)
         # Only paths git has a change for: a file that was never committed and is gone now (a broken
         # file a person deleted) would make `git commit -- path` fail on an unknown pathspec.
         changed = self.changed(paths)
@@ -76,21 +77,45 @@ class History:
         paths = changed
         trailers = "".join(f"\nMemory-Id: {i}" for i in dict.fromkeys(memory_ids))
         message = subject + ("\n\n" + body.strip() if body.strip() else "") + ("\n" + trailers if trailers else "")
-        has_head = self.repo.head.is_valid()
-        if has_head:
-            # --only with paths: commit these paths as they are in the work tree, leave other staged work alone.
-            g.commit("--only", "--no-verify", "-q", "-m", message, "--", *paths, env=self._env)
-        else:
-            g.commit("--no-verify", "-q", "-m", message, env=self._env)
+        # The message goes through a file too: a bulk edit's Memory-Id trailers can outgrow a command line.
+        fd, message_file = tempfile.mkstemp(prefix="memory-mcp-message-")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(message)
+            if self.repo.head.is_valid():
+                # --only with paths: commit these paths as they are in the work tree, leave other staged work alone.
+                self._with_paths("commit", paths, "--only", "--no-verify", "-q", "--cleanup=verbatim",
+                                 "-F", message_file)
+            else:
+                self.repo.git.commit("--no-verify", "-q", "--cleanup=verbatim", "-F", message_file, env=self._env)
+        finally:
+            os.unlink(message_file)
         return self.repo.head.commit.hexsha
+
+    def _with_paths(self, verb: str, paths: list[str], *args: str) -> str:
+        """`git VERB ARGS -- PATHS`; many paths go through a file, as a command line has a size limit
+        (a reindex of 10,000 memories touches them all)."""
+        run = getattr(self.repo.git, verb)
+        if len(paths) <= MAX_ARGV_PATHS:
+            return run(*args, "--", *paths, env=self._env)
+        fd, listing = tempfile.mkstemp(prefix="memory-mcp-paths-")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(b"\0".join(p.encode() for p in paths))
+            return run(*args, f"--pathspec-from-file={listing}", "--pathspec-file-nul", env=self._env)
+        finally:
+            os.unlink(listing)
 
     def dirty_paths(self) -> list[str]:
         """Memory files and dictionary.md that differ from HEAD (untracked ones included)."""
-        return self.changed(["memories", "dictionary.md"])
+        return self.changed()
 
-    def changed(self, pathspecs: list[str]) -> list[str]:
-        """Which of `pathspecs` (files or folders) git sees as changed against HEAD, untracked included."""
-        out = self.repo.git.status("--porcelain", "-z", "--untracked-files=all", "--", *pathspecs, env=self._env)
+    def changed(self, wanted: list[str] | None = None) -> list[str]:
+        """Which of the `wanted` paths (default: all memory files and dictionary.md) git sees as changed
+        against HEAD, untracked included."""
+        few = wanted is not None and len(wanted) <= MAX_ARGV_PATHS
+        specs = wanted if few else ["memories", "dictionary.md"]
+        out = self.repo.git.status("--porcelain", "-z", "--untracked-files=all", "--", *specs, env=self._env)
         paths: list[str] = []
         entries = iter(out.split("\0"))
         for entry in entries:
@@ -99,7 +124,10 @@ class History:
             paths.append(entry[3:])
             if entry[0] in "RC":  # a rename is followed by its source path
                 paths.append(next(entries, ""))
-        return [p for p in paths if p]
+        if wanted is None or few:
+            return [p for p in paths if p]
+        keep = set(wanted)
+        return [p for p in paths if p in keep]
 
     def sync(self) -> str:
         """Pull (rebase) from the branch's upstream, else the first remote, and push back.

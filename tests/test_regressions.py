@@ -277,3 +277,16 @@ def test_short_cyrillic_word_found_inside_a_longer_word(s: Store) -> None:
     cyr = s.remember("Биллинг хранит данные в СУБД PostgreSQL.")
     assert [h.id for h in s.recall("db").results] == [latin.id]  # the fallback works for Latin
     assert [h.id for h in s.recall("бд").results] == [cyr.id]
+
+
+# ------------------------------------------------------------------ found by the 10,000-memory benchmark
+def test_committing_thousands_of_hand_added_files_does_not_overflow_the_command_line(store: Path, s: Store) -> None:
+    """Regression: every path went on git's command line, so a bulk edit of 10,000 files failed with
+    'Argument list too long'. Past a few hundred paths they now go through a pathspec file; 250 files
+    (over that threshold, with glob characters in their names) take that route here."""
+    for i in range(250):
+        fm_file(store, f"bulk [{i}].md", f"# Bulk {i}\n\nBulk note number {i}.\n")
+    st = s.status()
+    assert st.counts["total"] == 250 and st.unindexed == []
+    assert git(store, "status", "--porcelain", "--", "memories") == ""
+    assert "250 files edited by hand" in git(store, "log", "-1", "--format=%s")
