@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
-from . import query, textproc
+from . import query
 from .index import Index, Row
 from .model import parse_iso
 
@@ -49,8 +49,8 @@ def pair_hash(a: str, b: str) -> str:
 
 
 def term_set(text: str) -> set[str]:
-    """Stemmed terms of `text` without stop words (dropped before stemming, as the planner does)."""
-    return set(textproc.terms(text, drop_stopwords=True))
+    """The planner's content stems of `text`: what two memories must share to be about one topic."""
+    return set(query.stems(text))
 
 
 def jaccard(a: set[str], b: set[str]) -> float:
