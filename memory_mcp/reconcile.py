@@ -11,6 +11,7 @@ import hashlib
 import os
 import stat as stat_mod
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -103,7 +104,12 @@ def _walk(root: Path) -> tuple[list[_Seen], list[Unindexed], str | None]:
     return seen, refused, aborted
 
 
-def reconcile(root: Path, index: Index, dictionary: Dictionary, *, force: bool = False) -> ReconcileReport:
+Progress = Callable[[int, int], None]
+"""Called with (files done, files in all) while a reconcile walks the store."""
+
+
+def reconcile(root: Path, index: Index, dictionary: Dictionary, *, force: bool = False,
+              progress: Progress | None = None) -> ReconcileReport:
     """Bring the index up to date with the files. `force` re-hashes and re-parses every file."""
     started = time.time_ns()
     report = ReconcileReport()
@@ -116,7 +122,9 @@ def reconcile(root: Path, index: Index, dictionary: Dictionary, *, force: bool =
         report.dictionary_changed = index.get_meta("dictionary_version") is not None
         force = True
     with index.transaction():
-        for item in seen:
+        for done, item in enumerate(seen):
+            if progress and done % 100 == 0:
+                progress(done, len(seen))
             prev = known.get(item.rel)
             mtime, size = item.st.st_mtime_ns, item.st.st_size
             # Stat gate. A file modified at or after the previous scan began may have been changed again

@@ -55,7 +55,7 @@ from .model import (
     now_iso,
     slugify,
 )
-from .reconcile import MEMORIES, ReconcileReport, reconcile
+from .reconcile import MEMORIES, Progress, ReconcileReport, reconcile
 from .results import (
     Chain,
     Conflict,
@@ -211,9 +211,9 @@ class Store:
                 self._recover(index)
             yield index
 
-    def _sync(self, index: Index, force: bool = False) -> ReconcileReport:
+    def _sync(self, index: Index, force: bool = False, progress: Progress | None = None) -> ReconcileReport:
         self.dictionary = Dictionary.load(self.root / "dictionary.md")
-        report = reconcile(self.root, index, self.dictionary, force=force)
+        report = reconcile(self.root, index, self.dictionary, force=force, progress=progress)
         self._last = report
         if report.reindexed or report.removed or report.dictionary_changed:
             self._commit_hand_edits(index, report)
@@ -681,13 +681,15 @@ class Store:
                 distill_candidates=distill[:10], withheld=withheld[:LIST_LIMIT], git=self.history.summary())
 
     # ------------------------------------------------------------------ reindex
-    def reindex(self, verify: bool = False) -> ReindexResult:
-        """Rebuild the index from the files; with `verify`, re-hash everything and report drift."""
+    def reindex(self, verify: bool = False, progress: Progress | None = None) -> ReindexResult:
+        """Rebuild the index from the files; with `verify`, re-hash everything and report drift.
+
+        `progress`, when given, is called with (files done, files in all) as the walk goes."""
         with self.lock.hold():
             index = self._ensure_index()
             if verify:
                 before = {p: s.sha for p, (s, _) in index.file_stats().items()}
-                report = self._sync(index, force=True)
+                report = self._sync(index, force=True, progress=progress)
                 after = {p: s.sha for p, (s, _) in index.file_stats().items()}
                 drift = sorted(p for p in after if before.get(p) != after[p])
                 drift += [f"{p} (removed)" for p in sorted(before) if p not in after]
@@ -695,7 +697,7 @@ class Store:
             else:
                 with index.transaction():
                     index.clear()
-                report = self._sync(index, force=True)
+                report = self._sync(index, force=True, progress=progress)
                 drift, mode = [], "rebuild"
                 note = "index rebuilt from the files; recall counts (heat) are kept"
             return ReindexResult(mode=mode, indexed=index.count(), unindexed=len(index.errors()),
