@@ -57,6 +57,7 @@ REMEMBER what will matter in a later session: a preference or correction the use
 or environment, a gotcha that cost time. One fact per memory, a few sentences, with entities
 (the tools, services, repos it is about). Use trust="user-stated" when the user said it.
 Do not store secrets, passing chatter or what the code or git history already shows.
+With project and user scopes, a personal preference for every project goes to scope="user".
 
 When remember returns `conflicts`, decide with memory_resolve (supersede when the new memory
 replaces the old; keep_both when both hold), asking the user when unsure. When a recalled memory

@@ -74,3 +74,16 @@ def test_inspector_lists_remembers_recalls_reads_the_digest_and_gets_the_prompt(
                      "topic=osprey")
     text = prompt["messages"][0]["content"]["text"]
     assert f"[{mem_id}]" in text and "memory_recall with query 'osprey'" in text
+
+
+def test_inspector_starts_the_server_from_the_mcp_json_install_writes(inspector: Path, tmp_path: Path) -> None:
+    """The Inspector reads .mcp.json as Claude Code does: the file we write is one a client can start."""
+    project = tmp_path / "project"
+    project.mkdir()
+    env = {"HOME": str(tmp_path), "PATH": str(Path(shutil.which("git")).parent), "GIT_CONFIG_NOSYSTEM": "1"}
+    done = subprocess.run([str(EXE), "install", "claude-code", "--scope", "project", "--store", str(tmp_path / "s")],
+                          capture_output=True, text=True, cwd=project, env=env, timeout=60)
+    assert done.returncode == 0, done.stderr
+    status = inspect(inspector, ["--config", str(project / ".mcp.json"), "--server", "memory"], "--method",
+                     "tools/call", "--tool-name", "memory_status")
+    assert status["structuredContent"]["store"] == str((tmp_path / "s").resolve())
