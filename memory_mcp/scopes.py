@@ -164,10 +164,9 @@ class Scopes:
         if not self.scoped:
             return self.stores[self.default].reindex(verify, progress)
         results: list[tuple[str, ReindexResult]] = []
-        before = 0
+        walked = [0]  # files of the stores already reindexed, as their walks counted them
         for name, store in self.stores.items():
-            results.append((name, store.reindex(verify, _offset(progress, before))))
-            before += results[-1][1].indexed + results[-1][1].unindexed
+            results.append((name, store.reindex(verify, _offset(progress, walked))))
         first = results[0][1]
         return ReindexResult(
             mode=first.mode, indexed=sum(r.indexed for _, r in results),
@@ -176,12 +175,19 @@ class Scopes:
             note="; ".join(f"{name}: {r.note}" for name, r in results))
 
 
-def _offset(progress: Progress | None, before: int) -> Progress | None:
-    """Shift one store's (done, total) by the files of the stores reindexed before it."""
+def _offset(progress: Progress | None, walked: list[int]) -> Progress | None:
+    """One store's (done, total), shifted past the files of the stores reindexed before it; its last
+    total is added to `walked` for the next store."""
     if progress is None:
         return None
+    before = walked[0]
     report: Callable[[int, int], None] = progress
-    return lambda done, total: report(before + done, before + total)
+
+    def shifted(done: int, total: int) -> None:
+        walked[0] = before + total
+        report(before + done, before + total)
+
+    return shifted
 
 
 def _merged_coverage(parts: list[Coverage]) -> Coverage:

@@ -10,7 +10,7 @@ import logging
 import threading
 from dataclasses import asdict
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import anyio
 from mcp.server.mcpserver import (
@@ -41,6 +41,9 @@ from .results import (
     StatusResult,
 )
 from .scopes import ScopeConfig, Scopes
+
+if TYPE_CHECKING:
+    from starlette.types import ASGIApp, Receive, Scope, Send
 
 log = logging.getLogger("memory_mcp")
 
@@ -314,11 +317,11 @@ def is_loopback(host: str) -> bool:
 class BearerAuth:
     """ASGI middleware: every HTTP request must carry `Authorization: Bearer <token>`, else 401."""
 
-    def __init__(self, app: object, token: str) -> None:
+    def __init__(self, app: "ASGIApp", token: str) -> None:
         self.app = app
         self.token = token.encode()
 
-    async def __call__(self, scope, receive, send) -> None:  # type: ignore[no-untyped-def]
+    async def __call__(self, scope: "Scope", receive: "Receive", send: "Send") -> None:
         if scope["type"] == "http":
             header = dict(scope["headers"]).get(b"authorization", b"")
             kind, _, given = header.partition(b" ")
@@ -328,7 +331,7 @@ class BearerAuth:
                             "headers": [(b"www-authenticate", b"Bearer"), (b"content-type", b"text/plain")]})
                 await send({"type": "http.response.body", "body": b"missing or wrong bearer token\n"})
                 return
-        await self.app(scope, receive, send)  # type: ignore[operator]
+        await self.app(scope, receive, send)
 
 
 def serve(root: Path | None = None, http: bool = False, host: str = "127.0.0.1", port: int = 8765,

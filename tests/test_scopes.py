@@ -7,6 +7,7 @@ import os
 import subprocess
 from pathlib import Path
 
+import anyio
 import pytest
 from conftest import EXE, Session, commit_count, open_server, subjects
 from mcp import Client, StdioServerParameters
@@ -78,11 +79,23 @@ async def test_digest_shows_both_with_their_scope(both: Session) -> None:
     assert text.index("(preference, user)") < text.index("(fact, project)")
 
 
-async def test_reindex_covers_both_stores(both: Session, roots: tuple[Path, Path]) -> None:
+async def test_reindex_covers_both_stores_and_counts_progress_across_them(
+        both: Session, roots: tuple[Path, Path]) -> None:
     project, user = roots
-    r = await both.call("memory_reindex")
+    seen: list[tuple[float, float | None]] = []
+    finished = anyio.Event()
     files = len(list((project / "memories").glob("*.md"))) + len(list((user / "memories").glob("*.md")))
-    assert r["indexed"] == files
+
+    async def on_progress(done: float, total: float | None, message: str | None) -> None:
+        seen.append((done, total))
+        if done == files:
+            finished.set()
+
+    r = await both.client.call_tool("memory_reindex", {}, progress_callback=on_progress)
+    assert r.structured_content["indexed"] == files
+    with anyio.fail_after(10):  # notifications may be handled just after the result arrives
+        await finished.wait()
+    assert seen[-1] == (files, files) and all(a[0] < b[0] for a, b in zip(seen, seen[1:], strict=False))
 
 
 async def test_scope_on_a_single_store_server_is_refused_clearly(tmp_path: Path) -> None:
