@@ -37,12 +37,18 @@ def inspector() -> Path:
 
 @pytest.fixture(params=["stdio", "http"])
 def target(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[list[str]]:
-    """How the Inspector reaches a server on a new store: a command to spawn, or a URL."""
-    store, home = tmp_path / "store", tmp_path / "home"
-    home.mkdir()
+    """How the Inspector reaches a server on a new store. Over stdio it starts the server from the
+    `.mcp.json` that `install claude-code --scope project` writes (it reads that file as Claude Code
+    does), so the file is checked by a third-party reader too; over HTTP it gets the URL."""
+    store = tmp_path / "store"
     if request.param == "stdio":
-        yield ["-e", f"MEMORY_MCP_ROOT={store}", "-e", f"HOME={home}", "-e", "GIT_CONFIG_NOSYSTEM=1",
-               str(EXE), "serve"]
+        project = tmp_path / "project"
+        project.mkdir()
+        env = {"HOME": str(tmp_path), "PATH": str(Path(shutil.which("git")).parent), "GIT_CONFIG_NOSYSTEM": "1"}
+        done = subprocess.run([str(EXE), "install", "claude-code", "--scope", "project", "--store", str(store)],
+                              capture_output=True, text=True, cwd=project, env=env, timeout=60)
+        assert done.returncode == 0, done.stderr
+        yield ["--config", str(project / ".mcp.json"), "--server", "memory"]
     else:
         with http_server(store) as port:
             yield [f"http://127.0.0.1:{port}/mcp"]
@@ -75,15 +81,3 @@ def test_inspector_lists_remembers_recalls_reads_the_digest_and_gets_the_prompt(
     text = prompt["messages"][0]["content"]["text"]
     assert f"[{mem_id}]" in text and "memory_recall with query 'osprey'" in text
 
-
-def test_inspector_starts_the_server_from_the_mcp_json_install_writes(inspector: Path, tmp_path: Path) -> None:
-    """The Inspector reads .mcp.json as Claude Code does: the file we write is one a client can start."""
-    project = tmp_path / "project"
-    project.mkdir()
-    env = {"HOME": str(tmp_path), "PATH": str(Path(shutil.which("git")).parent), "GIT_CONFIG_NOSYSTEM": "1"}
-    done = subprocess.run([str(EXE), "install", "claude-code", "--scope", "project", "--store", str(tmp_path / "s")],
-                          capture_output=True, text=True, cwd=project, env=env, timeout=60)
-    assert done.returncode == 0, done.stderr
-    status = inspect(inspector, ["--config", str(project / ".mcp.json"), "--server", "memory"], "--method",
-                     "tools/call", "--tool-name", "memory_status")
-    assert status["structuredContent"]["store"] == str((tmp_path / "s").resolve())
