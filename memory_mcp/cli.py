@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from pathlib import Path
 
@@ -24,6 +25,8 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--http", action="store_true", help="serve streamable HTTP at /mcp instead of stdio")
     s.add_argument("--host", default="127.0.0.1")
     s.add_argument("--port", type=int, default=8765)
+    s.add_argument("--no-watch", dest="watch", action="store_false", default=None,
+                   help="no file watcher: walk the store on every call (also MEMORY_MCP_WATCH=0)")
     i = sub.add_parser("init", parents=[common], help="create a new store")
     i.add_argument("path", nargs="?", type=Path)
     sub.add_parser("status", parents=[common], help="counts, coverage, conflicts, review and problems")
@@ -54,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
             from .server import serve
 
             serve(args.store, http=getattr(args, "http", False), host=getattr(args, "host", "127.0.0.1"),
-                  port=getattr(args, "port", 8765))
+                  port=getattr(args, "port", 8765), watch=getattr(args, "watch", None))
             return 0
         from .store import Store, default_root, init_store
 
@@ -83,7 +86,8 @@ def main(argv: list[str] | None = None) -> int:
             from .watch import watch
 
             print(f"watching {store.root} (Ctrl-C stops)", flush=True)
-            watch(store, lambda report: print(render.reconcile(report), flush=True))
+            with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C is how a person stops it
+                watch(store, lambda report: print(render.reconcile(report), flush=True))
         elif command == "sync":
             print(store.sync())
         elif command == "install":

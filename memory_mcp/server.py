@@ -85,19 +85,34 @@ def _not_asked(ok: bool) -> PurgeConfirmation:
     return answer
 
 
-def build_server(root: Path | None = None) -> MCPServer:
-    """The server over the store at `root` (default: $MEMORY_MCP_ROOT or ~/.memory-mcp/default).
+class StoreHandle:
+    """The server's store, opened on the first call (so a misconfigured store is reported as a tool
+    error the agent can read rather than a server that never starts) and closed when it stops."""
 
-    The store is opened on the first call, so a misconfigured store is reported as a tool error the
-    agent can read rather than a server that never starts."""
-    holder: dict[str, Store] = {}
-    opening = threading.Lock()
+    def __init__(self, root: Path | None = None, watch: bool = False) -> None:
+        self.root = root
+        self.watch = watch
+        self._store: Store | None = None
+        self._opening = threading.Lock()
 
-    def store() -> Store:
-        with opening:  # two first calls at once must not open (or create) the store twice
-            if "store" not in holder:
-                holder["store"] = Store.open(root)
-            return holder["store"]
+    def __call__(self) -> Store:
+        with self._opening:  # two first calls at once must not open (or create) the store twice
+            if self._store is None:
+                self._store = Store.open(self.root, watch=self.watch)
+            return self._store
+
+    def close(self) -> None:
+        with self._opening:
+            if self._store is not None:
+                with self._store.lock.hold():  # a call still running in a worker thread finishes first
+                    self._store.close()
+                self._store = None
+
+
+def build_server(root: Path | None = None, store: StoreHandle | None = None) -> MCPServer:
+    """The server over the store at `root` (default: $MEMORY_MCP_ROOT or ~/.memory-mcp/default),
+    or over `store` when given (a handle its owner closes)."""
+    store = store or StoreHandle(root)
 
     async def call(fn, *args, **kwargs):  # type: ignore[no-untyped-def]
         """Run a blocking store call off the event loop; typed errors become tool errors."""
@@ -271,10 +286,19 @@ def build_server(root: Path | None = None) -> MCPServer:
     return mcp
 
 
-def serve(root: Path | None = None, http: bool = False, host: str = "127.0.0.1", port: int = 8765) -> None:
-    """Run the server over stdio (default) or streamable HTTP on `host:port/mcp`."""
-    server = build_server(root)
-    if http:
-        server.run("streamable-http", host=host, port=port)
-    else:
-        server.run()
+def serve(root: Path | None = None, http: bool = False, host: str = "127.0.0.1", port: int = 8765,
+          watch: bool | None = None) -> None:
+    """Run the server over stdio (default) or streamable HTTP on `host:port/mcp`.
+
+    `watch` keeps a file watcher on the store (None: $MEMORY_MCP_WATCH decides; on by default)."""
+    from .watch import enabled
+
+    handle = StoreHandle(root, watch=enabled(watch))
+    server = build_server(root, handle)
+    try:
+        if http:
+            server.run("streamable-http", host=host, port=port)
+        else:
+            server.run()
+    finally:
+        handle.close()
