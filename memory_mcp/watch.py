@@ -49,8 +49,8 @@ CATCH_UP_SECONDS = 0.25
 # tens of milliseconds, so once in five minutes is a rounding error on any call pattern.
 SWEEP_SECONDS = 300.0
 # inotify queues at most fs.inotify.max_queued_events (16,384 by default) and drops the rest;
-# watchfiles swallows the overflow notice. A quarter of that many events since the last walk means
-# a burst big enough to have overflowed, so walk instead of trusting the events.
+# watchfiles swallows the overflow notice. A quarter of that many events between two calls means a
+# burst big enough to have overflowed, so walk instead of trusting the events.
 BURST_EVENTS = 4096
 QUIET_MS = 300  # `memory-mcp watch`: wait this long for an editor's save to settle
 _POLL_SECONDS = 2.0  # `memory-mcp watch` without a working watch: stat-gate walks this often
@@ -89,7 +89,7 @@ class Watcher:
         self._generation = 0
         self._primed = False  # a walk that began after this watch started has been settled
         self._paths: set[str] = set()
-        self._events = 0  # events taken since the last walk
+        self._events = 0  # events taken since the last reconcile
         self._last_walk = 0.0
         self._retry_at = 0.0
         self._root_event = False
@@ -124,9 +124,9 @@ class Watcher:
     def settled(self, plan: Plan, walked: bool) -> None:
         """The reconcile of `plan` is in the index. A complete walk vouches for every other file."""
         self._paths -= plan.paths
+        self._events = 0
         if walked:
             self._last_walk = plan.made
-            self._events = 0
             self._primed = self._notify is not None and plan.generation == self._generation
 
     def close(self) -> None:
@@ -221,7 +221,7 @@ class Watcher:
         try:
             os.close(os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
         except OSError as e:
-            self._stop(f"cannot write the watch marker: {e.strerror}", retry_after=0)
+            self._stop(f"cannot write the watch marker: {e.strerror}", retry_after=SWEEP_SECONDS)
             return False
         try:
             deadline = time.monotonic() + CATCH_UP_SECONDS
