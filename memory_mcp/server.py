@@ -102,10 +102,11 @@ class StoreHandle:
             return self._store
 
     def close(self) -> None:
+        """Stop the watcher and close the index; called once the server has stopped serving (the
+        worker threads of the calls in flight have finished by then)."""
         with self._opening:
             if self._store is not None:
-                with self._store.lock.hold():  # a call still running in a worker thread finishes first
-                    self._store.close()
+                self._store.close()
                 self._store = None
 
 

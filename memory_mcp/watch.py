@@ -33,9 +33,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .reconcile import MEMORIES, ReconcileReport
-
 if TYPE_CHECKING:
+    from .reconcile import ReconcileReport
     from .store import Store
 
 log = logging.getLogger("memory_mcp")
@@ -80,7 +79,12 @@ class Watcher:
     under its lock, and `wait` is for the single thread of `memory-mcp watch`."""
 
     def __init__(self, root: Path, derived: Path) -> None:
+        # Imported here: the server imports this module at start for `enabled`, before it needs
+        # any of the store's modules.
+        from .reconcile import MEMORIES
+
         self.root = root
+        self._memories = MEMORIES
         self._derived = derived
         self._roots = (root / MEMORIES, derived, root / DICTIONARY)
         self._prefix = str(root) + os.sep
@@ -254,10 +258,10 @@ class Watcher:
                 found = True
             elif path.startswith(self._prefix):
                 rel = path[len(self._prefix):].replace(os.sep, "/")
-                if rel.startswith(MEMORIES + "/"):
+                if rel.startswith(self._memories + "/"):
                     self._paths.add(rel)
                     relevant = True
-                elif rel in (MEMORIES, DICTIONARY):
+                elif rel in (self._memories, DICTIONARY):
                     self._root_event = relevant = True
                 elif path == str(self._derived):
                     self._root_event = True
