@@ -17,6 +17,7 @@ import pytest
 from conftest import EXE, Session, fm_file, git, new_id, open_server, server_env, subjects
 from mcp import Client, StdioServerParameters
 
+from memory_mcp import watch as watch_module
 from memory_mcp.store import Store
 from memory_mcp.watch import BURST_EVENTS, enabled
 
@@ -271,6 +272,32 @@ def test_a_burst_makes_the_next_call_walk(tmp_path: Path) -> None:
             (folder / f"n{i}.txt").write_text("x")
         assert store.refresh().walked
         assert not store.refresh().walked
+    finally:
+        store.close()
+
+
+def test_lagging_watcher_walks_and_stays_correct(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No time at all to catch up: every call gives up on the events, restarts the watch and walks."""
+    monkeypatch.setattr(watch_module, "CATCH_UP_SECONDS", 0)
+    store = Store.open(tmp_path / "store", watch=True)
+    try:
+        r = store.remember("The teal pipeline deploys at noon.")
+        path = store.root / r.path
+        for word in ("dusk", "dawn"):
+            path.write_text(path.read_text().replace("noon" if word == "dusk" else "dusk", word))
+            assert [h.id for h in store.recall(f"teal {word}").results] == [r.id]
+            assert store._last is not None and store._last.walked
+    finally:
+        store.close()
+
+
+def test_safety_sweep_walks_when_due(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    store = Store.open(tmp_path / "store", watch=True)
+    try:
+        store.refresh()
+        assert not store.refresh().walked
+        monkeypatch.setattr(watch_module, "SWEEP_SECONDS", 0)
+        assert store.refresh().walked
     finally:
         store.close()
 
