@@ -51,6 +51,7 @@ class ReconcileReport:
     dictionary_changed: bool = False
     aborted: str | None = None  # why deletions were not swept (an unreadable folder)
     walked: bool = False  # the whole of memories/ was walked (not only the paths a watcher named)
+    folders: list[str] = field(default_factory=list)  # folders walked because a watcher named them
     seconds: float = 0.0
 
     @property
@@ -114,14 +115,16 @@ def _walk(root: Path, start: str | None = None) -> tuple[list[_Seen], list[Unind
     return seen, refused, aborted
 
 
-def _gather(root: Path, paths: Collection[str]) -> tuple[list[_Seen], list[Unindexed], str | None]:
-    """What a walk would find at `paths` (store-relative; a folder stands for all below it).
+def _gather(root: Path, paths: Collection[str]) -> tuple[list[_Seen], list[Unindexed], str | None, list[str]]:
+    """What a walk would find at `paths` (store-relative; a folder stands for all below it), and
+    which of them were folders.
 
     Paths outside memories/, under a skipped name, or below a link or a non-folder are nothing a
     walk would reach, so they count as absent."""
     seen: dict[str, _Seen] = {}
     refused: list[Unindexed] = []
     aborted: str | None = None
+    folders: list[str] = []
     for rel in sorted(set(paths)):
         parts = rel.split("/")
         if parts[0] != MEMORIES or any(_skipped(p) for p in parts[1:]) or not _plain_folders(root, parts[:-1]):
@@ -135,6 +138,7 @@ def _gather(root: Path, paths: Collection[str]) -> tuple[list[_Seen], list[Unind
             aborted = aborted or f"cannot read {rel}: {e.strerror}"
             continue
         if stat_mod.S_ISDIR(st.st_mode):
+            folders.append(rel)
             found, links, why = _walk(root, full)
             seen.update((s.rel, s) for s in found)
             refused += links
@@ -145,7 +149,7 @@ def _gather(root: Path, paths: Collection[str]) -> tuple[list[_Seen], list[Unind
             refused.append(Unindexed(rel, _SYMLINK))
         elif stat_mod.S_ISREG(st.st_mode):
             seen[rel] = _Seen(rel, full, st)
-    return sorted(seen.values(), key=lambda s: s.rel), refused, aborted
+    return sorted(seen.values(), key=lambda s: s.rel), refused, aborted, folders
 
 
 def _plain_folders(root: Path, parts: list[str]) -> bool:
@@ -190,7 +194,7 @@ def reconcile(root: Path, index: Index, dictionary: Dictionary, *, force: bool =
     else:
         # The other copy of a file refused for a duplicate id may be what changed: look again.
         duplicates = [p for p, e in index.errors() if e.startswith(DUPLICATE_ID)]
-        seen, refused, aborted = _gather(root, [*changed, *duplicates])
+        seen, refused, aborted, report.folders = _gather(root, [*changed, *duplicates])
         known = index.file_stats_under([*changed, *duplicates])
     report.scanned, report.aborted, report.walked = len(seen), aborted, walk
     with index.transaction():

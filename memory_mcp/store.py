@@ -249,7 +249,7 @@ class Store:
         if report.reindexed or report.removed or report.dictionary_changed:
             self._commit_hand_edits(index, report)
         if plan and self.watcher:
-            self.watcher.settled(plan, walked=report.walked and report.aborted is None)
+            self.watcher.settled(plan, walked=report.walked and report.aborted is None, folders=report.folders)
         return report
 
     def _recover(self, index: Index) -> None:

@@ -28,7 +28,7 @@ import platform
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -93,6 +93,7 @@ class Watcher:
         self._generation = 0
         self._primed = False  # a walk that began after this watch started has been settled
         self._paths: set[str] = set()
+        self._second_look: set[str] = set()  # folders walked once, to walk again on the next call
         self._events = 0  # events taken since the last reconcile
         self._last_walk = 0.0
         self._retry_at = 0.0
@@ -125,9 +126,15 @@ class Watcher:
                else "")
         return Plan(frozenset(self._paths), bool(why), why, now, self._generation)
 
-    def settled(self, plan: Plan, walked: bool) -> None:
-        """The reconcile of `plan` is in the index. A complete walk vouches for every other file."""
+    def settled(self, plan: Plan, walked: bool, folders: Collection[str] = ()) -> None:
+        """The reconcile of `plan` is in the index. A complete walk vouches for every other file.
+
+        `folders` were walked because events named them. Each is walked once more on the next
+        call: the watch on a new folder is added only after the batch of events that announced it,
+        so a file created in it just after this walk may have no event of its own."""
         self._paths -= plan.paths
+        self._second_look = set(folders) - self._second_look
+        self._paths |= self._second_look
         self._events = 0
         if walked:
             self._last_walk = plan.made

@@ -276,6 +276,21 @@ def test_a_burst_makes_the_next_call_walk(tmp_path: Path) -> None:
         store.close()
 
 
+def test_new_folder_gets_a_second_look(tmp_path: Path) -> None:
+    """A file created in a new folder before the watch on it exists has no event: the folder is
+    walked again on the call after the one that saw it appear."""
+    store = Store.open(tmp_path / "store", watch=True)
+    try:
+        store.refresh()
+        hand_file(store.root, "new-folder/a.md", "egret")
+        assert store.refresh().folders == ["memories/new-folder"]
+        assert store.refresh().folders == ["memories/new-folder"]
+        assert store.refresh().folders == []
+        assert [h.path for h in store.recall("egret").results] == ["memories/new-folder/a.md"]
+    finally:
+        store.close()
+
+
 def test_lagging_watcher_walks_and_stays_correct(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """No time at all to catch up: every call gives up on the events, restarts the watch and walks."""
     monkeypatch.setattr(watch_module, "CATCH_UP_SECONDS", 0)
