@@ -201,7 +201,7 @@ class Watcher:
         except (OSError, RuntimeError) as e:
             self._stop(f"cannot watch: {e}", retry_after=SWEEP_SECONDS)
             return
-        if "Poll" in repr(notify):
+        if repr(notify).startswith("RustNotify(Poll"):
             # watchfiles fell back to polling, whose scans do not keep the order of changes.
             notify.close()
             self._stop("no native file events on this system", float("inf"))
