@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 from pathlib import Path
@@ -29,6 +30,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="bearer token HTTP clients must send (default: $MEMORY_MCP_TOKEN; prefer the variable: "
                         "other users can read command lines)")
     _user_store_option(s)
+    s.add_argument("--no-watch", dest="watch", action="store_false", default=None,
+                   help="no file watcher: walk the store on every call (also MEMORY_MCP_WATCH=0)")
     i = sub.add_parser("init", parents=[common], help="create a new store")
     i.add_argument("path", nargs="?", type=Path)
     sub.add_parser("status", parents=[common], help="counts, coverage, conflicts, review and problems")
@@ -73,7 +76,8 @@ def main(argv: list[str] | None = None) -> int:
             serve(args.store, http=getattr(args, "http", False), host=getattr(args, "host", "127.0.0.1"),
                   port=getattr(args, "port", 8765),
                   token=getattr(args, "token", None) or os.environ.get("MEMORY_MCP_TOKEN") or None,
-                  user_root=scopes.configured_user_root(getattr(args, "user_store", None)))
+                  user_root=scopes.configured_user_root(getattr(args, "user_store", None)),
+                  watch=getattr(args, "watch", None))
             return 0
         from .store import Store, default_root, init_store
 
@@ -107,7 +111,8 @@ def main(argv: list[str] | None = None) -> int:
             from .watch import watch
 
             print(f"watching {store.root} (Ctrl-C stops)", flush=True)
-            watch(store, lambda report: print(render.reconcile(report), flush=True))
+            with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C is how a person stops it
+                watch(store, lambda report: print(render.reconcile(report), flush=True))
         elif command == "sync":
             print(store.sync())
         elif command == "install":

@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from git import GitCommandError
 from ulid import ULID
@@ -75,6 +76,9 @@ from .results import (
     UnindexedFile,
 )
 from .secrets import scan
+
+if TYPE_CHECKING:
+    from .watch import Watcher
 
 log = logging.getLogger("memory_mcp")
 TEMPLATE = Path(__file__).resolve().parent / "store_template"
@@ -145,23 +149,28 @@ class _Loaded:
 class Store:
     """One memory store: a git work tree of markdown files and its derived index."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, watch: bool = False) -> None:
         self.root = root
         self.history = History(root)
         self.lock = StoreLock(Path(self.history.repo.git_dir) / "memory-mcp.lock")
         self.dictionary = Dictionary()
+        self.watcher: Watcher | None = None
         self._index: Index | None = None
         self._index_ino: int | None = None
         self._last: ReconcileReport | None = None
         self._recovered = False
+        self._walk_next = True  # the index is new to this process, or the last walk was incomplete
+        if watch:
+            self.start_watching()
 
     # ------------------------------------------------------------------ opening
     @classmethod
-    def open(cls, root: Path | None = None, create: bool = True) -> Store:
+    def open(cls, root: Path | None = None, create: bool = True, watch: bool = False) -> Store:
         """Open the store at `root` (default: $MEMORY_MCP_ROOT or ~/.memory-mcp/default).
 
         A missing folder is created from the template when `create`; a folder that is not a store
-        is refused, never overwritten."""
+        is refused, never overwritten. `watch` keeps a file watcher (see watch.py) so each call
+        reconciles only what changed; one-shot commands leave it off."""
         root = (root or default_root()).expanduser().resolve()
         if not is_store(root):
             if create and (not root.exists() or not any(root.iterdir())):
@@ -173,9 +182,24 @@ class Store:
                 raise InvalidStore(
                     f"{root} is not a memory store (a git work tree with a memories/ folder); "
                     "run `memory-mcp init PATH` on a new folder, or point MEMORY_MCP_ROOT at a store.")
-        return cls(root)
+        return cls(root, watch=watch)
+
+    def start_watching(self) -> Watcher:
+        """Keep a file watcher on the store from now on (it starts with the next call)."""
+        if self.watcher is None:
+            from .watch import Watcher
+
+            self.watcher = Watcher(self.root, self.root / DERIVED)
+        return self.watcher
 
     def close(self) -> None:
+        """Stop the watcher, if any, and close the index."""
+        if self.watcher is not None:
+            self.watcher.close()
+            self.watcher = None
+        self._close_index()
+
+    def _close_index(self) -> None:
         if self._index is not None:
             self._index.close()
             self._index = None
@@ -191,7 +215,8 @@ class Store:
         except FileNotFoundError:
             ino = None
         if self._index is None or ino is None or ino != self._index_ino:
-            self.close()
+            self._close_index()
+            self._walk_next = True  # a new index file holds nothing this process has checked
             try:
                 self._index = Index.open(self.index_path)
             except sqlite3.DatabaseError as e:
@@ -214,11 +239,19 @@ class Store:
             yield index
 
     def _sync(self, index: Index, force: bool = False, progress: Progress | None = None) -> ReconcileReport:
-        self.dictionary = Dictionary.load(self.root / "dictionary.md")
-        report = reconcile(self.root, index, self.dictionary, force=force, progress=progress)
+        """Reconcile: only the paths the watcher saw change when it can vouch for the rest, else a
+        walk of everything with the stat gate. Hand edits found are committed."""
+        self.dictionary = Dictionary.load(self.root / "dictionary.md", self.dictionary)
+        plan = self.watcher.plan() if self.watcher else None
+        walk = plan is None or plan.walk or self._walk_next
+        report = reconcile(self.root, index, self.dictionary, force=force, progress=progress,
+                           changed=plan.paths if plan else (), walk=walk)
         self._last = report
+        self._walk_next = report.aborted is not None
         if report.reindexed or report.removed or report.dictionary_changed:
             self._commit_hand_edits(index, report)
+        if plan and self.watcher:
+            self.watcher.settled(plan, walked=report.walked and report.aborted is None, folders=report.folders)
         return report
 
     def _recover(self, index: Index) -> None:
