@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
 from . import claude_code, render
 from .errors import StoreError
+from .files import atomic_write
+from .progress import ProgressBar
+from .transfer import KINDS
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -38,6 +42,14 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser("demo", parents=[common], help="a guided run on a new store (a temporary one without --store)")
     sub.add_parser("watch", parents=[common], help="keep the index warm while you edit (foreground; Ctrl-C stops)")
     sub.add_parser("sync", parents=[common], help="pull from and push to the store's git remote")
+    imp = sub.add_parser("import", parents=[common], help="import memories from another tool or an export")
+    imp.add_argument("kind", choices=KINDS, help="claude-code: an auto-memory folder; mcp-memory: the official "
+                     "MCP memory server's JSONL graph; paste: one memory per line; export: memory-mcp JSON")
+    imp.add_argument("path", type=Path, help="file or folder to import; - reads standard input")
+    imp.add_argument("--keep-trust", action="store_true",
+                     help="keep an export's trust levels (restoring your own export) instead of `imported`")
+    exp = sub.add_parser("export", parents=[common], help="write every memory to one portable JSON file")
+    exp.add_argument("path", nargs="?", type=Path, help="file to write (default: standard output)")
     inst = sub.add_parser("install", parents=[common], help="register the server with a client")
     inst.add_argument("client", choices=["claude-code"])
     inst.add_argument("--scope", choices=["local", "project", "user"], default="local",
@@ -85,7 +97,21 @@ def main(argv: list[str] | None = None) -> int:
             print(f"watching {store.root} (Ctrl-C stops)", flush=True)
             watch(store, lambda report: print(render.reconcile(report), flush=True))
         elif command == "sync":
-            print(store.sync())
+            with ProgressBar("sync") as bar:
+                print(store.sync(progress=bar).summary())
+        elif command == "import":
+            stdin = sys.stdin.read() if str(args.path) == "-" else None
+            with ProgressBar("import") as bar:
+                report = store.import_memories(args.kind, None if stdin is not None else args.path, stdin,
+                                               keep_trust=args.keep_trust, progress=bar)
+            print(report.summary())
+        elif command == "export":
+            text = json.dumps(store.export(), ensure_ascii=False, indent=1) + "\n"
+            if args.path is None:
+                sys.stdout.write(text)
+            else:
+                atomic_write(args.path, text)
+                print(f"exported to {args.path}")
         elif command == "install":
             print(claude_code.register(args.scope, store.root, Path.cwd(), Path.home()))
         return 0
