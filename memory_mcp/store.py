@@ -783,9 +783,12 @@ class Store:
             return None
         if not mem.id:
             mem.id, mem.provisional = str(ULID()), False
-        found = conflicts.neighbours(index, conflicts.Subject(
-            mem.id, mem.title, mem.excerpt, mem.entities, mem.updated, mem.distinct_from))
-        mem.conflicts_with = list(dict.fromkeys([*mem.conflicts_with, *(n.row.id for n in found)]))
+        if mem.state == State.ACTIVE and not mem.superseded_by:
+            # Only live memories contradict; an export's archived or superseded ones are history.
+            found = conflicts.neighbours(index, conflicts.Subject(
+                mem.id, mem.title, mem.excerpt, mem.entities, mem.updated, mem.distinct_from))
+            mem.conflicts_with = list(dict.fromkeys([*mem.conflicts_with, *(
+                n.row.id for n in found if n.row.id not in mem.supersedes)]))
         fresh = [i for i in mem.conflicts_with if index.get(i)]
         if fresh:
             report.conflicts.append(ImportConflict(mem.id, item.origin, fresh))
