@@ -207,7 +207,10 @@ def _merge(history: History, theirs: str, result: SyncResult, new_path: Callable
     try:
         try:
             # --autostash: a person's own uncommitted work in the store does not block the merge.
-            g.merge("--no-ff", "--no-commit", "--autostash", "--quiet", theirs, env=history._env)
+            # Unrelated histories: two stores started apart (each from the template) and then given one
+            # remote share only template files; their memories have distinct names, so they merge.
+            g.merge("--no-ff", "--no-commit", "--autostash", "--allow-unrelated-histories", "--quiet", theirs,
+                    env=history._env)
         except git.GitCommandError as e:
             if not (Path(repo.git_dir) / "MERGE_HEAD").exists():
                 raise SyncFailed(f"git could not start the merge: {_said(e)[:300]}") from None

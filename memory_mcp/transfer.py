@@ -123,8 +123,8 @@ def read(kind: str, path: Path | None, text: str | None = None) -> Batch:
         raise InvalidArgument(f"unknown import kind '{kind}': use one of {', '.join(KINDS)}.")
     if kind == "claude-code":
         if path is None or not path.is_dir():
-            raise InvalidArgument(f"{path} is not a folder; pass a Claude Code memory folder, such as "
-                                  "~/.claude/projects/<project>/memory.")
+            raise InvalidArgument(f"{path or 'standard input'} is not a folder; pass a Claude Code memory "
+                                  "folder, such as ~/.claude/projects/<project>/memory.")
         return read_claude_code(path)
     if text is None:
         if path is None or not path.is_file():

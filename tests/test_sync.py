@@ -224,3 +224,35 @@ def test_unreachable_remote_refused_credentials_and_missing_repository_are_told_
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_two_stores_started_apart_merge_through_one_remote(tmp_path: Path) -> None:
+    a, _, bare = clones(tmp_path, ["The on-call rota changes on Mondays."])
+    laptop = Store.open(tmp_path / "laptop")  # its own store, made before it was ever synced
+    mine = laptop.remember("Use the company VPN profile for the build cache.")
+    git(laptop.root, "remote", "add", "origin", str(bare))
+    result = laptop.sync()
+    assert result.pulled >= 1 and result.pushed >= 1
+    assert [h.title for h in laptop.recall("on-call rota").results] == ["The on-call rota changes on Mondays."]
+    assert_converged(a, laptop)
+    assert a.read(id=mine.id).title == "Use the company VPN profile for the build cache."
+
+
+def test_readme_steps_share_a_store_between_two_machines(tmp_path: Path) -> None:
+    """The README's steps, with the real commands: a bare remote, `git clone`, `memory-mcp sync`."""
+    one, two, bare = tmp_path / "one", tmp_path / "two", tmp_path / "memory-remote.git"
+
+    def mm(store: Path, *args: str) -> str:
+        done = subprocess.run([EXE, *args, "--store", str(store)], capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    mm(one, "import", "paste", str(Path(__file__).parent / "fixtures" / "paste.txt"))
+    # The branch name matters: stores use `main`, and a bare repository's HEAD is what a clone checks out.
+    subprocess.run(["git", "init", "-q", "--bare", "--initial-branch=main", str(bare)], check=True)
+    git(one, "remote", "add", "origin", str(bare))
+    assert "pushed 2" in mm(one, "sync")
+    subprocess.run(["git", "clone", "-q", str(bare), str(two)], check=True)
+    assert "pulled 0 commit(s)" in mm(two, "sync")
+    assert "The web workspace uses pnpm, never npm." in mm(two, "recall", "pnpm")
+    assert_converged(Store.open(one), Store.open(two))
