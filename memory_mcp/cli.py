@@ -106,12 +106,15 @@ def main(argv: list[str] | None = None) -> int:
                                                keep_trust=args.keep_trust, progress=bar)
             print(report.summary())
         elif command == "export":
-            text = json.dumps(store.export(), ensure_ascii=False, indent=1) + "\n"
+            doc = store.export()
+            text = json.dumps(doc, ensure_ascii=False, indent=1) + "\n"
             if args.path is None:
                 sys.stdout.write(text)
             else:
                 atomic_write(args.path, text)
-                print(f"exported to {args.path}")
+                print(f"exported {doc['count']} memories to {args.path}")
+            for left in doc["not_exported"]:
+                print(f"not exported: {left['path']}: {left['reason']}", file=sys.stderr)
         elif command == "install":
             print(claude_code.register(args.scope, store.root, Path.cwd(), Path.home()))
         return 0

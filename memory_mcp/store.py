@@ -717,10 +717,9 @@ class Store:
     def sync(self, progress: Progress | None = None) -> SyncResult:
         """Pull from and push to the store's git remote, merging memory by memory; the index converges by
         reconcile. A memory both sides changed beyond a field merge becomes an open conflict pair."""
-        with self.lock.hold():
-            index = self._ensure_index()
-            self._sync(index)  # hand edits are committed first, so the merge carries them
-            return sync_remote(self.history, self._new_path, lambda: self._sync(index, progress=progress))
+        # The network parts run outside the store lock; the merge and reconciles run inside it.
+        return sync_remote(self.history, self._new_path,
+                           lambda: self._sync(self._ensure_index(), progress=progress), self.lock.hold)
 
     def import_memories(self, kind: str, path: Path | None = None, text: str | None = None,
                         keep_trust: bool = False, progress: Progress | None = None) -> ImportReport:
@@ -808,12 +807,12 @@ class Store:
         return self._new_path(mem.title, mem.id)
 
     def export(self) -> dict:
-        """Every indexed memory as one portable JSON document (see transfer.export_document)."""
+        """Every indexed memory as one portable JSON document (see transfer.export_document); files
+        that could not be indexed are listed in it with the reason, not silently left out."""
         with self._session() as index:
-            out = []
-            for row in sorted(index.rows(), key=lambda r: r.path):
-                out.append((row.path, self._load(index, row.id, for_write=False).mem))
-            return transfer.export_document(out, now_iso())
+            out = [(row.path, self._load(index, row.id, for_write=False).mem)
+                   for row in sorted(index.rows(), key=lambda r: r.path)]
+            return transfer.export_document(out, now_iso(), index.errors())
 
     # ------------------------------------------------------------------ digest
     def digest(self, limit: int = 15) -> list[Hit]:

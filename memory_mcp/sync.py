@@ -17,6 +17,7 @@ import contextlib
 import os
 import tempfile
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
@@ -94,31 +95,36 @@ class _Unmergeable(Exception):
     """A conflicted path this module does not decide for a person."""
 
 
-def run(history: History, new_path: Callable[[str, str], str], settle: Callable[[], object]) -> SyncResult:
-    """Fetch, merge and push the store's branch. `settle` runs after each merge and before the push
-    (the store reconciles its index there). `new_path(title, id)` names files for conflict copies.
+def run(history: History, new_path: Callable[[str, str], str], settle: Callable[[], object],
+        lock: Callable[[], AbstractContextManager[object]]) -> SyncResult:
+    """Fetch, merge and push the store's branch.
 
-    Raises SyncFailed with a sentence saying what to do; the store is never left mid-merge."""
+    Only the merge holds the store's write lock (`lock()`), so agents are not kept waiting on the
+    network. `settle` runs under the lock before and after the merge (the store reconciles there:
+    hand edits are committed first and the index catches up after). `new_path(title, id)` names
+    the files of conflict copies. Raises SyncFailed with a sentence saying what to do; the store is
+    never left mid-merge."""
     repo = history.repo
     _check_ready(repo)
     remote, branch = _target(repo)
     result = SyncResult(remote, branch)
-    for attempt in range(PUSH_ATTEMPTS):
+    for _ in range(PUSH_ATTEMPTS):
         theirs = _fetch(history, remote, branch)
-        if theirs is not None:
-            result.pulled += _count(repo, f"HEAD..{theirs}")
-            _merge(history, theirs, result, new_path)
-        settle()
-        ahead = _count(repo, f"{theirs}..HEAD") if theirs else _count(repo, "HEAD")
+        with lock():
+            _check_ready(repo)
+            settle()
+            if theirs is not None:
+                result.pulled += _count(repo, f"HEAD..{theirs}")
+                if _merge(history, theirs, result, new_path):
+                    settle()
+            ahead = _count(repo, f"{theirs}..HEAD") if theirs else _count(repo, "HEAD")
         if not ahead:
             return result
         if _push(history, remote, branch):
             result.pushed = ahead
             return result
-        if attempt == PUSH_ATTEMPTS - 1:
-            raise SyncFailed(f"{remote}/{branch} kept moving while we pushed ({PUSH_ATTEMPTS} tries); "
-                             "run memory-mcp sync again.")
-    return result
+    raise SyncFailed(f"{remote}/{branch} kept moving while we pushed ({PUSH_ATTEMPTS} tries); "
+                     "run memory-mcp sync again.")
 
 
 def _check_ready(repo: git.Repo) -> None:
@@ -154,13 +160,15 @@ def _network_env(history: History) -> dict[str, str]:
 
 def _fetch(history: History, remote: str, branch: str) -> str | None:
     """The remote branch's commit after fetching it, or None when the remote has no such branch yet."""
+    tracking = f"refs/remotes/{remote}/{branch}"
     try:
-        history.repo.git.fetch("--no-tags", "--quiet", remote, branch, env=_network_env(history))
+        history.repo.git.fetch("--no-tags", "--quiet", remote, f"+refs/heads/{branch}:{tracking}",
+                               env=_network_env(history))
     except git.GitCommandError as e:
         if "couldn't find remote ref" in _said(e).lower():
             return None
         raise SyncFailed(_explain("fetch from", remote, e)) from None
-    return history.repo.git.rev_parse("FETCH_HEAD")
+    return history.repo.git.rev_parse("--verify", f"{tracking}^{{commit}}")
 
 
 def _push(history: History, remote: str, branch: str) -> bool:
@@ -192,18 +200,20 @@ def _explain(verb: str, remote: str, e: git.GitCommandError) -> str:
 
 
 # ---------------------------------------------------------------------------------------------- merge
-def _merge(history: History, theirs: str, result: SyncResult, new_path: Callable[[str, str], str]) -> None:
-    """Merge `theirs` into HEAD, deciding every conflicted memory file; commit, or undo it all."""
+def _merge(history: History, theirs: str, result: SyncResult, new_path: Callable[[str, str], str]) -> bool:
+    """Merge `theirs` into HEAD, deciding every conflicted memory file; commit, or undo it all.
+
+    Returns whether HEAD moved."""
     repo = history.repo
     g = repo.git
     if repo.is_ancestor(theirs, "HEAD"):
-        return
+        return False
     if repo.is_ancestor("HEAD", theirs):
         try:
             g.merge("--ff-only", "--autostash", "--quiet", theirs, env=history._env)
         except git.GitCommandError as e:
             raise SyncFailed(f"git could not fast-forward the store: {_said(e)[:300]}") from None
-        return
+        return True
     try:
         try:
             # --autostash: a person's own uncommitted work in the store does not block the merge.
@@ -216,6 +226,7 @@ def _merge(history: History, theirs: str, result: SyncResult, new_path: Callable
                 raise SyncFailed(f"git could not start the merge: {_said(e)[:300]}") from None
         ids = _settle_conflicts(history, result, new_path)
         _commit_merge(history, theirs, result, ids)
+        return True
     except BaseException as e:
         if (Path(repo.git_dir) / "MERGE_HEAD").exists():
             g.merge("--abort")

@@ -303,8 +303,10 @@ def _names(names: list[str]) -> list[str]:
 
 
 # ---------------------------------------------------------------------------------------- export
-def export_document(memories: list[tuple[str, Memory]], exported_at: str) -> dict:
-    """The portable JSON document: every frontmatter field, the body and a content hash per memory."""
+def export_document(memories: list[tuple[str, Memory]], exported_at: str,
+                    unindexed: list[tuple[str, str]] | None = None) -> dict:
+    """The portable JSON document: every frontmatter field, the body and a content hash per memory,
+    and the files left out because they could not be read as memories (path, reason)."""
     records = []
     for path, mem in memories:
         fm = files.frontmatter(mem)
@@ -313,7 +315,8 @@ def export_document(memories: list[tuple[str, Memory]], exported_at: str) -> dic
         records.append({"id": None if mem.provisional else mem.id, "path": path, "sha256": sha256(mem),
                         "frontmatter": fm, "body": mem.body})
     return {"format": EXPORT_FORMAT, "version": EXPORT_VERSION, "exported_at": exported_at,
-            "count": len(records), "memories": records}
+            "count": len(records), "memories": records,
+            "not_exported": [{"path": p, "reason": r} for p, r in unindexed or []]}
 
 
 def read_export(text: str, source: str) -> Batch:

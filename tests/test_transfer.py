@@ -146,8 +146,13 @@ def test_export_round_trip_reproduces_the_memories_in_another_store(tmp_path: Pa
     record = next(r for r in doc["memories"] if r["frontmatter"].get("owner"))
     assert record["frontmatter"]["feedback"] == -0.2 and len(record["sha256"]) == 64
     export = tmp_path / "a.json"
+    (a.root / "memories" / "broken.md").write_text("---\nid: [unclosed\n---\n# Broken\n")
     done = cli("export", str(export), "--store", str(a.root))
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 0 and done.stdout == f"exported 4 memories to {export}\n", done.stderr
+    # A file that is not a readable memory is named, with the reason, never silently dropped.
+    assert "not exported: memories/broken.md: broken YAML frontmatter" in done.stderr
+    assert [x["path"] for x in json.loads(export.read_text())["not_exported"]] == ["memories/broken.md"]
+    (a.root / "memories" / "broken.md").unlink()
     done = cli("import", "export", str(export), "--keep-trust", "--store", str(tmp_path / "b"))
     assert done.returncode == 0 and done.stdout.startswith("imported 4, skipped 0"), done.stdout + done.stderr
     b = Store.open(tmp_path / "b")
