@@ -362,9 +362,9 @@ def purged_ids(history: History) -> dict[str, datetime]:
                                env=history._env)
     for chunk in log.split("\x1e"):
         head, _, names = chunk.partition("\n")
-        if not head.strip():
+        if not head.strip("\0 "):
             continue
-        sha, stamp = head.split()
+        sha, stamp = head.strip("\0 ").split()
         when = parse_iso(stamp)
         parent = history.repo.commit(sha).parents
         for rel in filter(None, (n.strip("\n") for n in names.split("\0"))):
