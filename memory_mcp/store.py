@@ -717,9 +717,14 @@ class Store:
     def sync(self, progress: Progress | None = None) -> SyncResult:
         """Pull from and push to the store's git remote, merging memory by memory; the index converges by
         reconcile. A memory both sides changed beyond a field merge becomes an open conflict pair."""
+        def settle(merged: bool) -> None:
+            # Progress is shown for the reconcile after a merge, the one that may index many files.
+            report = self._sync(self._ensure_index(), progress=progress if merged else None)
+            if merged and progress:
+                progress(report.scanned, report.scanned)
+
         # The network parts run outside the store lock; the merge and reconciles run inside it.
-        return sync_remote(self.history, self._new_path,
-                           lambda: self._sync(self._ensure_index(), progress=progress), self.lock.hold)
+        return sync_remote(self.history, self._new_path, settle, self.lock.hold)
 
     def import_memories(self, kind: str, path: Path | None = None, text: str | None = None,
                         keep_trust: bool = False, progress: Progress | None = None) -> ImportReport:

@@ -95,13 +95,13 @@ class _Unmergeable(Exception):
     """A conflicted path this module does not decide for a person."""
 
 
-def run(history: History, new_path: Callable[[str, str], str], settle: Callable[[], object],
+def run(history: History, new_path: Callable[[str, str], str], settle: Callable[[bool], object],
         lock: Callable[[], AbstractContextManager[object]]) -> SyncResult:
     """Fetch, merge and push the store's branch.
 
     Only the merge holds the store's write lock (`lock()`), so agents are not kept waiting on the
-    network. `settle` runs under the lock before and after the merge (the store reconciles there:
-    hand edits are committed first and the index catches up after). `new_path(title, id)` names
+    network. `settle(merged)` runs under the lock before the merge (False: hand edits are committed
+    first) and after one (True: the index catches up with what arrived). `new_path(title, id)` names
     the files of conflict copies. Raises SyncFailed with a sentence saying what to do; the store is
     never left mid-merge."""
     repo = history.repo
@@ -112,11 +112,11 @@ def run(history: History, new_path: Callable[[str, str], str], settle: Callable[
         theirs = _fetch(history, remote, branch)
         with lock():
             _check_ready(repo)
-            settle()
+            settle(False)
             if theirs is not None:
                 result.pulled += _count(repo, f"HEAD..{theirs}")
                 if _merge(history, theirs, result, new_path):
-                    settle()
+                    settle(True)
             ahead = _count(repo, f"{theirs}..HEAD") if theirs else _count(repo, "HEAD")
         if not ahead:
             return result

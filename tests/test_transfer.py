@@ -4,6 +4,8 @@ plain paste and memory-mcp's portable JSON, into real stores (real git, real SQL
 from __future__ import annotations
 
 import json
+import os
+import pty
 import shutil
 import subprocess
 import sys
@@ -231,3 +233,31 @@ def test_a_large_paste_is_imported_and_committed_once(tmp_path: Path) -> None:
     assert seen[0] == (0, 1000) and seen[-1] == (1000, 1000)
     assert store.status().coverage.indexed == 1000
     assert git(store.root, "status", "--porcelain") == ""
+
+
+def test_import_shows_a_progress_bar_on_a_terminal_only(tmp_path: Path) -> None:
+    lines = "\n".join(f"Queue worker {i} drains the {i}th shard of the mail queue." for i in range(150))
+    (tmp_path / "notes.txt").write_text(lines + "\n")
+    args = [EXE, "import", "paste", str(tmp_path / "notes.txt"), "--store", str(tmp_path / "store")]
+    main, tty = pty.openpty()
+    try:
+        done = subprocess.run(args, stdout=subprocess.PIPE, stderr=tty, text=True, timeout=120)
+        os.close(tty)
+        tty = -1
+        drawn = b""
+        while True:
+            try:
+                chunk = os.read(main, 4096)
+            except OSError:  # the terminal closed: everything was read
+                break
+            if not chunk:
+                break
+            drawn += chunk
+    finally:
+        os.close(main)
+        if tty >= 0:
+            os.close(tty)
+    assert done.returncode == 0 and done.stdout.startswith("imported 150,")
+    assert b"import [" in drawn and b"150/150" in drawn
+    piped = cli("import", "paste", str(tmp_path / "notes.txt"), "--store", str(tmp_path / "store"))
+    assert piped.stderr == ""  # piped output stays clean
