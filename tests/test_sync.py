@@ -102,19 +102,24 @@ def test_both_sides_edit_one_memory_and_neither_edit_is_lost(tmp_path: Path) -> 
 
 
 def test_field_edits_on_both_sides_merge_without_a_conflict(tmp_path: Path) -> None:
-    a, b, _ = clones(tmp_path, ["Deploys go out on Tuesdays after the standup."])
-    [hit] = a.recall("deploys Tuesdays").results
-    a.forget(hit.id, "archive")
+    a, b, _ = clones(tmp_path)
+    mem = a.remember("Deploys go out on Tuesdays after the standup.", entities=["deploys"])
+    a.sync()
+    b.sync()
+    a.forget(mem.id, "archive")
+    a.update(mem.id, entities=["deploys", "ops"])
     # `type` sits on the line above `state`: git's line merge calls adjacent edits a conflict.
-    b.update(hit.id, type="decision")
-    b.feedback(hit.id, helpful=True)
+    b.update(mem.id, type="decision", entities=["release", "deploys"])
+    b.feedback(mem.id, helpful=True)
     a.sync()
     result = b.sync()
-    assert result.conflicts == [] and result.merged == [hit.path]
+    assert result.conflicts == [] and result.merged == [mem.path]
     assert_converged(a, b)
     for s in (a, b):
-        fm = s.read(id=hit.id).frontmatter
-        assert (fm["state"], fm["type"], fm["feedback"]) == ("archived", "decision", 0.1)  # every edit kept
+        fm = s.read(id=mem.id).frontmatter
+        # Every edit kept: a's state and entity, b's type, entity and feedback.
+        assert (fm["state"], fm["type"], fm["feedback"]) == ("archived", "decision", 0.1)
+        assert sorted(fm["entities"]) == ["deploys", "ops", "release"]
 
 
 @pytest.mark.parametrize("first", ["deleter", "editor"])
