@@ -58,7 +58,7 @@ from .model import (
     now_iso,
     slugify,
 )
-from .reconcile import MEMORIES, Progress, ReconcileReport, reconcile
+from .reconcile import MEMORIES, Progress, ReconcileReport, reconcile, walkable
 from .results import (
     Chain,
     Conflict,
@@ -837,7 +837,9 @@ class Store:
 
     def _import_path(self, item: Incoming, mem: Memory) -> str:
         """An export's own path when it is a free memory path, else a new one."""
-        if item.keep_id and item.path and item.path.startswith(f"{MEMORIES}/") and item.path.endswith(".md"):
+        # An export is untrusted: a path the walk skips (hidden, `#`, a nested .git) would be written,
+        # then vanish from the index on the next walk and, in .git, from git as well.
+        if item.keep_id and item.path and walkable(item.path):
             try:
                 rel = self._resolve_path(item.path)
             except StoreError:

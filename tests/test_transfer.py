@@ -261,3 +261,25 @@ def test_import_shows_a_progress_bar_on_a_terminal_only(tmp_path: Path) -> None:
     assert b"import [" in drawn and b"150/150" in drawn
     piped = cli("import", "paste", str(tmp_path / "notes.txt"), "--store", str(tmp_path / "store"))
     assert piped.stderr == ""  # piped output stays clean
+
+
+def test_export_paths_the_walk_skips_are_not_reused_so_imports_survive_reindex(tmp_path: Path) -> None:
+    # An export is untrusted input: a record's `path` under a hidden name, a `#` name or a nested
+    # .git folder was written as given, then dropped from the index by the next walk (and, in .git,
+    # never committed): the import said "imported" and the memory was gone after a reindex.
+    a = Store.open(tmp_path / "a")
+    texts = ["Backups run at 02:00 UTC.", "The VPN gateway is vpn-2.", "Releases ship on Thursdays."]
+    for text in texts:
+        a.remember(text)
+    doc = a.export()
+    bad = ["memories/.hidden.md", "memories/.git/x.md", "memories/#draft.md"]
+    for rec, path in zip(doc["memories"], bad, strict=True):
+        rec["path"] = path
+    b = Store.open(tmp_path / "b")
+    report = b.import_memories("export", text=json.dumps(doc))
+    assert len(report.imported) == 3
+    b.reindex()
+    assert {b.read(id=i).body.split("\n")[0].lstrip("# ") for i in report.imported} == set(texts)
+    tracked = git(b.root, "ls-files", "memories").split("\n")
+    assert all(b.read(id=i).path in tracked for i in report.imported)
+    assert not any(p.startswith(("memories/.hidden", "memories/.git/", "memories/#")) for p in tracked)
