@@ -167,6 +167,11 @@ def read_claude_code(folder: Path) -> Batch:
                                                                 p.relative_to(folder).parts))
     for p in topics:
         rel = p.relative_to(folder).as_posix()
+        if p.is_symlink():
+            # As the store's own walk does: a link may lead anywhere (~/.ssh, another project), and
+            # whatever it reads would be committed to git.
+            batch.unreadable.append((rel, "symbolic link: not followed (links may lead out of the folder)"))
+            continue
         try:
             text = files.decode(p.read_bytes())
             if rel == "MEMORY.md":

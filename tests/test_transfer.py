@@ -283,3 +283,18 @@ def test_export_paths_the_walk_skips_are_not_reused_so_imports_survive_reindex(t
     tracked = git(b.root, "ls-files", "memories").split("\n")
     assert all(b.read(id=i).path in tracked for i in report.imported)
     assert not any(p.startswith(("memories/.hidden", "memories/.git/", "memories/#")) for p in tracked)
+
+
+def test_claude_code_import_does_not_follow_a_symlink_out_of_the_folder(tmp_path: Path) -> None:
+    # A link in the memory folder was read and its target's text committed to the store's git.
+    outside = tmp_path / "elsewhere" / "notes.md"
+    outside.parent.mkdir()
+    outside.write_text("# Private\n\nThe text of a file outside the memory folder.\n")
+    folder = tmp_path / "memory"
+    shutil.copytree(CLAUDE, folder)
+    (folder / "linked.md").symlink_to(outside)
+    store = Store.open(tmp_path / "store")
+    report = store.import_memories("claude-code", folder)
+    linked = [r for r in report.refused if r.origin == "linked.md"]
+    assert report.imported and len(linked) == 1 and "symbolic link" in linked[0].reason
+    assert store.recall("outside the memory folder").results == []
