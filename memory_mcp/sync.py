@@ -208,6 +208,7 @@ def _merge(history: History, theirs: str, result: SyncResult, new_path: Callable
     g = repo.git
     if repo.is_ancestor(theirs, "HEAD"):
         return False
+    _check_no_overlap(history, theirs)
     if repo.is_ancestor("HEAD", theirs):
         try:
             g.merge("--ff-only", "--autostash", "--quiet", theirs, env=history._env)
@@ -236,6 +237,25 @@ def _merge(history: History, theirs: str, result: SyncResult, new_path: Callable
         if isinstance(e, git.GitCommandError):
             raise SyncFailed(f"the merge failed and was undone: {_said(e)[:300]}") from None
         raise
+
+
+def _check_no_overlap(history: History, theirs: str) -> None:
+    """Refuse to merge over uncommitted changes to files the remote changed too.
+
+    By now every hand edit that parses is committed; what is left (a memory file mid-edit that does
+    not parse yet, a README) would go through --autostash, and where the remote changed the same
+    file, popping the stash writes conflict markers into the person's file and leaves it unmerged."""
+    repo = history.repo
+    try:
+        incoming = repo.git.diff("--name-only", "-z", f"HEAD...{theirs}").split("\0")
+    except git.GitCommandError:  # unrelated histories have no merge base: all of theirs is incoming
+        incoming = repo.git.diff("--name-only", "-z", "HEAD", theirs).split("\0")
+    both = history.changed([p for p in incoming if p])
+    if both:
+        shown = ", ".join(both[:10]) + (f" and {len(both) - 10} more" if len(both) > 10 else "")
+        raise SyncFailed(f"{shown}: changed here but not committed, and changed on the remote too (a memory "
+                         "file is committed as soon as it parses); finish the edit or undo it, then run "
+                         "memory-mcp sync again. Nothing was merged.")
 
 
 def _unmerged(repo: git.Repo) -> dict[str, dict[int, str]]:

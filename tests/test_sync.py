@@ -192,6 +192,30 @@ def test_a_persons_uncommitted_work_survives_a_merge(tmp_path: Path) -> None:
     assert (b.root / "README.md").read_text() == "my notes, not committed yet\n"
 
 
+def test_an_unparseable_edit_in_progress_is_not_merged_over_with_conflict_markers(tmp_path: Path) -> None:
+    # A person mid-edit (the file does not parse, so it is not committed) while the remote changed the
+    # same memory: --autostash merged, then popped the stash into conflict markers in their file and
+    # left it unmerged in git. Now sync stops before merging and says which file.
+    a, b, _ = clones(tmp_path)
+    mem = a.remember("The auk cluster has three nodes.")
+    a.sync()
+    b.sync()
+    a.update(mem.id, content="The auk cluster has five nodes.")
+    a.sync()
+    path = b.root / b.read(id=mem.id).path
+    draft = path.read_text().replace("---\n", "---\nowner: [unfinished\n", 1) + "\nMy half-written note.\n"
+    path.write_text(draft)
+    head = git(b.root, "rev-parse", "HEAD")
+    with pytest.raises(SyncFailed, match="changed here but not committed, and changed on the remote too"):
+        b.sync()
+    assert path.read_text() == draft and git(b.root, "rev-parse", "HEAD") == head
+    assert git(b.root, "stash", "list") == "" and "U" not in git(b.root, "status", "--porcelain")[:2]
+    path.write_text(draft.replace("owner: [unfinished\n", ""))  # the person finishes the edit
+    pair = b.sync().conflicts[0]
+    assert "My half-written note." in b.read(id=pair.copy_id).body
+    assert_converged(a, b)
+
+
 def test_sync_without_a_remote_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(SyncFailed, match="no git remote; add one with `git remote add origin URL`"):
         Store.open(tmp_path / "s").sync()
