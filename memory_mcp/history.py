@@ -10,11 +10,16 @@ from pathlib import Path
 
 import git
 
+from .errors import Busy
+
 FALLBACK_NAME = "memory-mcp"
 FALLBACK_EMAIL = "memory-mcp@localhost"
 # A git index.lock older than this, found while we hold the store's write lock, is left by a crash.
 STALE_GIT_LOCK_SECONDS = 60
 MAX_ARGV_PATHS = 200
+# What git leaves in its folder while an operation waits for a person: (marker, what it is).
+_UNFINISHED = (("MERGE_HEAD", "a merge"), ("rebase-merge", "a rebase"), ("rebase-apply", "a rebase"),
+               ("CHERRY_PICK_HEAD", "a cherry-pick"), ("REVERT_HEAD", "a revert"))
 
 
 @dataclass(frozen=True)
@@ -57,12 +62,29 @@ class History:
         if age > STALE_GIT_LOCK_SECONDS and not _git_running_in(self.root.resolve()):
             lock.unlink(missing_ok=True)
 
+    def unfinished(self) -> str | None:
+        """The git operation left waiting for a person in the store ("a merge", ...), or None.
+
+        A `git pull` with conflicts, or a sync killed mid-merge, leaves one."""
+        git_dir = Path(self.repo.git_dir)
+        return next((what for marker, what in _UNFINISHED if (git_dir / marker).exists()), None)
+
+    def check_idle(self) -> None:
+        """Raise Busy while a git operation waits for a person: `git add` would mark a conflicted
+        file resolved, markers and all, and a commit would land inside their merge or rebase."""
+        what = self.unfinished()
+        if what:
+            raise Busy(f"the store's git repository is in the middle of {what}; finish or abort it (`git status` "
+                       "says how, e.g. `git merge --abort`), then call again. Reading memories still works.")
+
     def commit_paths(self, paths: list[str], subject: str, memory_ids: list[str], body: str = "") -> str | None:
         """Commit exactly `paths` (added, changed or deleted) and nothing else the person has staged.
 
-        Returns the commit sha, or None when none of the paths differ from HEAD."""
+        Returns the commit sha, or None when none of the paths differ from HEAD. Raises Busy while a
+        git operation waits for a person (see `check_idle`)."""
         if not paths:
             return None
+        self.check_idle()
         self._clear_stale_lock()
         existing = [p for p in paths if (self.root / p).exists()]
         if existing:

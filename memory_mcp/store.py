@@ -262,7 +262,10 @@ class Store:
     def _recover(self, index: Index) -> None:
         """Commit memory files a crash left written but uncommitted (the index already has them).
 
-        Runs once per process. Files that do not parse are left alone: a person may be mid-edit."""
+        Runs once per process. Files that do not parse are left alone: a person may be mid-edit.
+        Waits while a git operation does (a conflicted merge): its files are the person's to settle."""
+        if self.history.unfinished():
+            return
         self._recovered = True
         bad = {p for p, _ in index.errors()}
         paths = [p for p in self.history.dirty_paths()
@@ -276,6 +279,8 @@ class Store:
         candidates = [*report.reindexed, *report.removed]
         if report.dictionary_changed:
             candidates.append("dictionary.md")
+        if self.history.unfinished():
+            return  # mid-merge, the changed files are the merge's; the next process's recovery commits ours
         try:
             # A forced re-parse (dictionary edit, reindex) touches every file: name only what git
             # actually has a change for, so trailers and lines tell the truth about the commit.
@@ -329,7 +334,9 @@ class Store:
         return _Loaded(mem, row.path)
 
     def _write(self, index: Index, loaded: _Loaded) -> None:
-        """Write a memory file and index it in the same step, so reconcile sees no hand edit."""
+        """Write a memory file and index it in the same step, so reconcile sees no hand edit.
+        Refused (Busy) while a git operation waits for a person: the write could not be committed."""
+        self.history.check_idle()
         path = self.root / loaded.rel
         text = files.serialize(loaded.mem)
         files.atomic_write(path, text)
@@ -617,6 +624,7 @@ class Store:
                 if not confirm:
                     raise ConfirmRequired(
                         f"purge deletes {loaded.rel} (git keeps it). Ask the user, then call again with confirm=true.")
+                self.history.check_idle()
                 (self.root / loaded.rel).unlink()
                 index.remove_path(loaded.rel)
                 self.history.commit_paths([loaded.rel], f"forget: purge {mem.title}", [mem.id],
@@ -769,6 +777,7 @@ class Store:
         the conflict gate pairs collisions for memory_resolve. Imported memories get `trust: imported`
         unless `keep_trust` (restoring one's own export)."""
         batch = transfer.read(kind, path, text)
+        self.history.check_idle()  # else every memory would be refused one by one for the same reason
         report = ImportReport(kind, batch.source, refused=[Skipped(o, r) for o, r in batch.unreadable])
         with self._session() as index, index.transaction():
             purged = transfer.purged_ids(self.history) if any(i.keep_id for i in batch.items) else {}

@@ -105,13 +105,13 @@ def run(history: History, new_path: Callable[[str, str], str], settle: Callable[
     the files of conflict copies. Raises SyncFailed with a sentence saying what to do; the store is
     never left mid-merge."""
     repo = history.repo
-    _check_ready(repo)
+    _check_ready(history)
     remote, branch = _target(repo)
     result = SyncResult(remote, branch)
     for _ in range(PUSH_ATTEMPTS):
         theirs = _fetch(history, remote, branch)
         with lock():
-            _check_ready(repo)
+            _check_ready(history)
             settle(False)
             if theirs is not None:
                 result.pulled += _count(repo, f"HEAD..{theirs}")
@@ -127,13 +127,12 @@ def run(history: History, new_path: Callable[[str, str], str], settle: Callable[
                      "run memory-mcp sync again.")
 
 
-def _check_ready(repo: git.Repo) -> None:
-    git_dir = Path(repo.git_dir)
-    for marker, what in (("MERGE_HEAD", "a merge"), ("rebase-merge", "a rebase"), ("rebase-apply", "a rebase"),
-                         ("CHERRY_PICK_HEAD", "a cherry-pick")):
-        if (git_dir / marker).exists():
-            raise SyncFailed(f"the store's git repository is in the middle of {what}; finish or abort it "
-                             "(`git status` says how), then run memory-mcp sync again.")
+def _check_ready(history: History) -> None:
+    repo = history.repo
+    what = history.unfinished()
+    if what:
+        raise SyncFailed(f"the store's git repository is in the middle of {what}; finish or abort it "
+                         "(`git status` says how), then run memory-mcp sync again.")
     if not repo.remotes:
         raise SyncFailed("this store has no git remote; add one with `git remote add origin URL`, "
                          "then run memory-mcp sync again.")

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from conftest import git
 
-from memory_mcp.errors import SyncFailed
+from memory_mcp.errors import Busy, SyncFailed
 from memory_mcp.store import Store
 
 EXE = str(Path(sys.executable).parent / "memory-mcp")
@@ -214,6 +214,35 @@ def test_an_unparseable_edit_in_progress_is_not_merged_over_with_conflict_marker
     pair = b.sync().conflicts[0]
     assert "My half-written note." in b.read(id=pair.copy_id).body
     assert_converged(a, b)
+
+
+def test_a_merge_left_unfinished_is_not_staged_with_its_markers_and_reads_still_work(tmp_path: Path) -> None:
+    # A person's `git pull` that conflicts, or a sync killed between `git merge` and its commit, leaves
+    # the store mid-merge. The next call "committed the hand edit": `git add` marked the conflicted
+    # file resolved with its markers in it, the commit failed, and every call, recall included,
+    # raised a raw git error. Now reads work, writes say what to do, and git is left as it was.
+    a, b, _ = clones(tmp_path)
+    mem = a.remember("The auk cluster has three nodes.")
+    a.sync()
+    b.sync()
+    a.update(mem.id, content="The auk cluster has five nodes.")
+    a.sync()
+    b.update(mem.id, content="The auk cluster has seven nodes.")
+    git(b.root, "fetch", "-q", "origin")
+    git(b.root, "-c", "user.name=A Person", "-c", "user.email=a@example.com", "merge", "--no-ff", "--no-commit",
+        "origin/main", check=False)
+    path = b.read(id=mem.id).path
+    assert git(b.root, "status", "--porcelain", "--", path).startswith("UU")
+    fresh = Store.open(b.root)  # a new process runs its crash recovery too
+    assert [h.id for h in fresh.recall("auk cluster").results] == [mem.id]
+    with pytest.raises(Busy, match="in the middle of a merge"):
+        fresh.remember("Deploys pause during the merge freeze.")
+    assert fresh.recall("merge freeze").results == []
+    assert git(b.root, "status", "--porcelain", "--", path).startswith("UU")
+    git(b.root, "merge", "--abort")
+    fresh.remember("Deploys pause during the merge freeze.")
+    assert fresh.sync().conflicts
+    assert_converged(a, fresh)
 
 
 def test_sync_without_a_remote_is_a_clear_error(tmp_path: Path) -> None:
