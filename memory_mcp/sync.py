@@ -6,8 +6,9 @@ merges clean. Where both sides changed one memory, the fields are merged three w
 merged without choosing (both sides rewrote the text, or set one field to different values) is kept
 twice: the remote's version stays at its path (other clones already have it), the local version
 becomes a new memory whose `conflicts_with` names the other, so `memory_status` lists the pair and
-`memory_resolve` settles it like any conflict the gate raised. A memory deleted on one side and
-edited on the other keeps the edit. Both sides' lines of `dictionary.md` are kept.
+`memory_resolve` settles it like any conflict the gate raised. A memory each side superseded with a
+memory of its own stays superseded by the remote's, and the two successors become the open pair. A
+memory deleted on one side and edited on the other keeps the edit. Both sides' lines of `dictionary.md` are kept.
 """
 
 from __future__ import annotations
@@ -71,6 +72,8 @@ class SyncResult:
     merged: list[str] = field(default_factory=list)  # memories both sides changed, merged field by field
     conflicts: list[ConflictPair] = field(default_factory=list)
     kept_edits: list[str] = field(default_factory=list)  # deleted on one side, edited on the other: kept
+    # (this machine's, the remote's) memories that each superseded one memory: now an open pair
+    rival_superseders: list[tuple[str, str]] = field(default_factory=list)
     dictionary_merged: bool = False
 
     def summary(self) -> str:
@@ -84,6 +87,9 @@ class SyncResult:
                          "were kept with the edit: " + ", ".join(self.kept_edits))
         if self.dictionary_merged:
             lines.append("dictionary.md changed on both sides: both sides' lines were kept")
+        for mine, theirs in self.rival_superseders:
+            lines.append(f"conflict: {mine} (this machine) and {theirs} (the remote) each superseded the same memory; "
+                         "the pair is open: settle it with memory_resolve (supersede or keep_both)")
         for c in self.conflicts:
             lines.append(f"conflict: {c.id} was changed on both sides; the remote version stays at {c.path}, "
                          f"this machine's version is now {c.copy_id} ({c.copy_path}). Settle the pair with "
@@ -301,11 +307,23 @@ def _merge_memory(history: History, path: str, base: bytes | None, ours: bytes, 
                   result: SyncResult, new_path: Callable[[str, str], str]) -> list[str]:
     o, t = _parse(ours, path), _parse(theirs, path)
     b = _parse(base, path) if base is not None else None
+    rival = _rival_superseder(history, b, o, t)
+    if rival is not None:
+        # Both sides superseded this memory. It stays superseded by the remote's successor (other clones
+        # have that already); the two successors are the real disagreement, so ours is paired with it.
+        o = replace(o, superseded_by=t.superseded_by)
     merged = _merge_fields(history, b, o, t)
     if merged is not None:
         files.atomic_write(history.root / path, files.serialize(merged))
         result.merged.append(path)
-        return [merged.id]
+        if rival is None:
+            return [merged.id]
+        rel, successor = rival
+        successor.conflicts_with = [*successor.conflicts_with, str(t.superseded_by)]
+        files.atomic_write(history.root / rel, files.serialize(successor))
+        history.repo.git.add("--", rel, env=history._env)
+        result.rival_superseders.append((successor.id, str(t.superseded_by)))
+        return [merged.id, successor.id]
     # Both sides changed what only a person can choose between: keep both, linked as an open conflict.
     files.atomic_write_bytes(history.root / path, theirs)
     copy = replace(o, id=str(ULID()), conflicts_with=[*o.conflicts_with, t.id], supersedes=[],
@@ -315,6 +333,27 @@ def _merge_memory(history: History, path: str, base: bytes | None, ours: bytes, 
     history.repo.git.add("--", copy_path, env=history._env)
     result.conflicts.append(ConflictPair(t.id, copy.id, path, copy_path))
     return [t.id, copy.id]
+
+
+def _rival_superseder(history: History, base: Memory | None, ours: Memory, theirs: Memory
+                      ) -> tuple[str, Memory] | None:
+    """When each side superseded the memory with a memory of its own: this machine's successor and its
+    path (a file only this side has, so not conflicted), else None."""
+    was = base.superseded_by if base else None
+    if not (ours.superseded_by and theirs.superseded_by) or ours.superseded_by in (theirs.superseded_by, was) \
+            or theirs.superseded_by == was:
+        return None
+    # A ULID is letters and digits only, so it needs no escaping in the pattern.
+    found = history.repo.git.grep("-l", "-e", f"^id: {ours.superseded_by}$", "HEAD", "--", "memories",
+                                  with_exceptions=False).split("\n")
+    rels = [line.split(":", 1)[1] for line in found if line.startswith("HEAD:")]
+    if len(rels) != 1:
+        return None
+    try:
+        successor = _parse((history.root / rels[0]).read_bytes(), rels[0])
+    except (OSError, _Unmergeable):
+        return None
+    return (rels[0], successor) if successor.id == ours.superseded_by else None
 
 
 def _parse(data: bytes, path: str) -> Memory:

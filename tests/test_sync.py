@@ -192,6 +192,28 @@ def test_a_persons_uncommitted_work_survives_a_merge(tmp_path: Path) -> None:
     assert (b.root / "README.md").read_text() == "my notes, not committed yet\n"
 
 
+def test_both_sides_superseding_one_memory_leave_an_open_pair_of_successors(tmp_path: Path) -> None:
+    # Each side superseded one memory with a memory of its own. The clash on `superseded_by` made a
+    # conflict copy of the old memory that status never listed (its partner is superseded), while the
+    # two successors, the real disagreement, were both active and unpaired.
+    a, b, _ = clones(tmp_path, ["The auk cluster has three nodes."])
+    old = a._ensure_index().rows()[0].id
+    four = a.remember("The auk cluster has four nodes now.", supersedes=[old])
+    six = b.remember("The auk cluster has six nodes now.", supersedes=[old])
+    a.sync()
+    result = b.sync()
+    assert result.rival_superseders == [(six.id, four.id)] and not result.conflicts
+    assert "each superseded the same memory" in result.summary()
+    assert b.read(id=old).frontmatter["superseded_by"] == four.id
+    pending = b.status().pending_conflicts
+    assert [{p.id, p.other_id} for p in pending] == [{six.id, four.id}]
+    a.sync()
+    a.resolve(six.id, four.id, "supersede")
+    assert_converged(a, b)
+    assert b.status().pending_conflicts == []
+    assert [h.id for h in b.recall("auk cluster nodes").results] == [six.id]
+
+
 def test_an_unparseable_edit_in_progress_is_not_merged_over_with_conflict_markers(tmp_path: Path) -> None:
     # A person mid-edit (the file does not parse, so it is not committed) while the remote changed the
     # same memory: --autostash merged, then popped the stash into conflict markers in their file and
