@@ -283,7 +283,10 @@ def _settle_conflicts(history: History, result: SyncResult, new_path: Callable[[
     """Resolve every conflicted path in the work tree and the git index; returns the memory ids involved."""
     repo = history.repo
     ids: list[str] = []
-    for path, stages in sorted(_unmerged(repo).items()):
+    unmerged = _unmerged(repo)
+    moved = _renamed_apart(repo, unmerged)
+    gone = {mine for mine, _, _ in moved.values()}
+    for path, stages in sorted(unmerged.items()):
         base, ours, theirs = (_blob(repo, stages.get(n)) for n in (1, 2, 3))
         target = history.root / path
         if path == DICTIONARY:
@@ -291,6 +294,16 @@ def _settle_conflicts(history: History, result: SyncResult, new_path: Callable[[
             result.dictionary_merged = True
         elif not (path.startswith("memories/") and path.endswith(".md")):
             raise _Unmergeable(f"{path} changed on both sides and is not a memory file")
+        elif (ours is None and theirs is None) or path in gone:
+            # Each side renamed this memory (this is the old path, or this machine's new one): it lives
+            # on once, at the remote's new path, merged there.
+            target.unlink(missing_ok=True)
+            history.repo.git.rm("-q", "--cached", "--ignore-unmatch", "--", path, env=history._env)
+            continue
+        elif path in moved:
+            _, mine, was = moved[path]
+            remote = _at(repo, "MERGE_HEAD", path) or b""
+            ids += _merge_memory(history, path, was, mine, remote, result, new_path)
         elif ours is None or theirs is None:
             kept = ours if ours is not None else theirs
             files.atomic_write_bytes(target, kept or b"")
@@ -301,6 +314,32 @@ def _settle_conflicts(history: History, result: SyncResult, new_path: Callable[[
             ids += _merge_memory(history, path, base, ours, theirs, result, new_path)
         history.repo.git.add("--", path, env=history._env)
     return ids
+
+
+def _renamed_apart(repo: git.Repo, unmerged: dict[str, dict[int, str]]) -> dict[str, tuple[str, bytes, bytes | None]]:
+    """Memories each side renamed to a different path (git's rename/rename): the remote's new path ->
+    (this machine's new path, this machine's version, the old version). Told apart by the id in the
+    files. The versions come from the two commits: for a rename/rename git stages its own attempt at
+    merging the texts, conflict markers and all."""
+    def ids(stage: int, rev: str) -> dict[str, tuple[str, bytes]]:
+        out: dict[str, tuple[str, bytes]] = {}
+        for path, stages in unmerged.items():
+            if set(stages) == {stage} and path.startswith("memories/"):
+                data = _blob(repo, stages[stage]) if rev == "" else _at(repo, rev, path)
+                with contextlib.suppress(_Unmergeable):
+                    out[_parse(data or b"", path).id] = (path, data or b"")
+        return out
+
+    base, mine, theirs = ids(1, ""), ids(2, "HEAD"), ids(3, "MERGE_HEAD")
+    return {theirs[i][0]: (mine[i][0], mine[i][1], base[i][1] if i in base else None)
+            for i in theirs.keys() & mine.keys()}
+
+
+def _at(repo: git.Repo, rev: str, path: str) -> bytes | None:
+    try:
+        return (repo.commit(rev).tree / path).data_stream.read()
+    except KeyError:
+        return None
 
 
 def _merge_memory(history: History, path: str, base: bytes | None, ours: bytes, theirs: bytes,

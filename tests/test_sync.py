@@ -214,6 +214,31 @@ def test_both_sides_superseding_one_memory_leave_an_open_pair_of_successors(tmp_
     assert [h.id for h in b.recall("auk cluster nodes").results] == [six.id]
 
 
+def test_a_memory_renamed_differently_on_each_side_stays_one_memory_without_markers(tmp_path: Path) -> None:
+    # git's rename/rename: the old path was "kept" as an empty file (a new, empty memory), the two new
+    # paths both kept the id (one refused as a duplicate), and where both sides also rewrote the text,
+    # git's own merge attempt, conflict markers and all, was committed as the memory's body.
+    a, b, _ = clones(tmp_path, ["The auk cluster has three nodes.", "Backups run at 02:00 UTC."])
+    auk, backups = (a.recall(q).results[0].id for q in ("auk", "backups"))
+    for store, side in ((a, "a"), (b, "b")):
+        for mem_id, name in ((auk, "auk"), (backups, "backups")):
+            old = store.read(id=mem_id).path
+            (store.root / old).rename(store.root / f"memories/{name}-{side}.md")
+        store.refresh()
+    a.update(auk, content="The auk cluster has five nodes.")
+    b.update(auk, content="The auk cluster has seven nodes.")
+    a.sync()
+    result = b.sync()
+    assert [(c.id, c.path) for c in result.conflicts] == [(auk, "memories/auk-a.md")]
+    assert_converged(a, b)
+    names = sorted(p.name for p in (b.root / "memories").glob("*.md"))
+    assert names == sorted(["auk-a.md", "backups-a.md", Path(result.conflicts[0].copy_path).name])
+    assert b.status().unindexed == []
+    bodies = [b.read(id=i).body for i in (auk, backups, result.conflicts[0].copy_id)]
+    assert not any("<<<<" in body or "====" in body for body in bodies)
+    assert "five nodes" in bodies[0] and "seven nodes" in bodies[2] and "02:00" in bodies[1]
+
+
 def test_an_unparseable_edit_in_progress_is_not_merged_over_with_conflict_markers(tmp_path: Path) -> None:
     # A person mid-edit (the file does not parse, so it is not committed) while the remote changed the
     # same memory: --autostash merged, then popped the stash into conflict markers in their file and
