@@ -285,21 +285,23 @@ def _settle_conflicts(history: History, result: SyncResult, new_path: Callable[[
     ids: list[str] = []
     unmerged = _unmerged(repo)
     moved = _renamed_apart(repo, unmerged)
-    gone = {mine for mine, _, _ in moved.values()}
+    # Each side renamed these memories (old paths, and this machine's new ones): each lives on once,
+    # at the remote's new path, merged there. Removed first, so a conflict copy may take a freed name.
+    gone = {mine for mine, _, _ in moved.values()} | {
+        p for p, st in unmerged.items() if not {2, 3} & st.keys() and _is_memory(p)}
+    for path in sorted(gone):
+        (history.root / path).unlink(missing_ok=True)
+        history.repo.git.rm("-q", "--cached", "--ignore-unmatch", "--", path, env=history._env)
     for path, stages in sorted(unmerged.items()):
         base, ours, theirs = (_blob(repo, stages.get(n)) for n in (1, 2, 3))
         target = history.root / path
+        if path in gone:
+            continue
         if path == DICTIONARY:
             files.atomic_write_bytes(target, _union(history, base or b"", ours or b"", theirs or b""))
             result.dictionary_merged = True
-        elif not (path.startswith("memories/") and path.endswith(".md")):
+        elif not _is_memory(path):
             raise _Unmergeable(f"{path} changed on both sides and is not a memory file")
-        elif (ours is None and theirs is None) or path in gone:
-            # Each side renamed this memory (this is the old path, or this machine's new one): it lives
-            # on once, at the remote's new path, merged there.
-            target.unlink(missing_ok=True)
-            history.repo.git.rm("-q", "--cached", "--ignore-unmatch", "--", path, env=history._env)
-            continue
         elif path in moved:
             _, mine, was = moved[path]
             remote = _at(repo, "MERGE_HEAD", path) or b""
@@ -316,6 +318,10 @@ def _settle_conflicts(history: History, result: SyncResult, new_path: Callable[[
     return ids
 
 
+def _is_memory(path: str) -> bool:
+    return path.startswith("memories/") and path.endswith(".md")
+
+
 def _renamed_apart(repo: git.Repo, unmerged: dict[str, dict[int, str]]) -> dict[str, tuple[str, bytes, bytes | None]]:
     """Memories each side renamed to a different path (git's rename/rename): the remote's new path ->
     (this machine's new path, this machine's version, the old version). Told apart by the id in the
@@ -324,7 +330,7 @@ def _renamed_apart(repo: git.Repo, unmerged: dict[str, dict[int, str]]) -> dict[
     def ids(stage: int, rev: str) -> dict[str, tuple[str, bytes]]:
         out: dict[str, tuple[str, bytes]] = {}
         for path, stages in unmerged.items():
-            if set(stages) == {stage} and path.startswith("memories/"):
+            if set(stages) == {stage} and _is_memory(path):
                 data = _blob(repo, stages[stage]) if rev == "" else _at(repo, rev, path)
                 with contextlib.suppress(_Unmergeable):
                     out[_parse(data or b"", path).id] = (path, data or b"")
