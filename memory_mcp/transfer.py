@@ -129,9 +129,19 @@ def read(kind: str, path: Path | None, text: str | None = None) -> Batch:
     if text is None:
         if path is None or not path.is_file():
             raise InvalidArgument(f"{path} is not a file; pass the file to import (or - for standard input).")
-        text = path.read_text(encoding="utf-8-sig", errors="replace")
+        text = decode_source(path.read_bytes(), str(path))
     name = str(path) if path else "stdin"
     return {"mcp-memory": read_graph, "paste": read_paste, "export": read_export}[kind](text, name)
+
+
+def decode_source(raw: bytes, name: str) -> str:
+    """A source file's bytes as text. Not UTF-8 is refused: replacing what does not decode would import
+    "café" as "caf\ufffd" for good."""
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise InvalidArgument(f"{name} is not UTF-8 text (byte {e.start}); re-save it as UTF-8 (e.g. "
+                              f"`iconv -f latin1 -t utf-8`) and import again. Nothing was imported.") from None
 
 
 # ---------------------------------------------------------------------------------------- paste

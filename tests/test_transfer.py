@@ -298,3 +298,18 @@ def test_claude_code_import_does_not_follow_a_symlink_out_of_the_folder(tmp_path
     linked = [r for r in report.refused if r.origin == "linked.md"]
     assert report.imported and len(linked) == 1 and "symbolic link" in linked[0].reason
     assert store.recall("outside the memory folder").results == []
+
+
+def test_a_source_that_is_not_utf8_is_refused_not_imported_with_replacement_characters(tmp_path: Path) -> None:
+    # A Latin-1 file was imported with "café" turned into "caf\ufffd" for good; the same bytes on
+    # standard input crashed with a traceback (UnicodeEncodeError) in the middle of the import.
+    latin1 = "The café on the corner opens at seven.\nDeploys pause on Fridays.\n".encode("latin-1")
+    (tmp_path / "notes.txt").write_bytes(latin1)
+    store = tmp_path / "store"
+    commits = commit_count(Store.open(store).root)
+    for args, stdin in (((str(tmp_path / "notes.txt"),), None), (("-",), latin1)):
+        done = subprocess.run([EXE, "import", "paste", *args, "--store", str(store)], input=stdin,
+                              capture_output=True, timeout=120)
+        err = done.stderr.decode()
+        assert done.returncode == 2 and "[invalid_argument]" in err and "is not UTF-8 text (byte 7)" in err, err
+    assert commit_count(store) == commits and git(store, "status", "--porcelain") == ""
