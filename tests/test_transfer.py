@@ -313,3 +313,23 @@ def test_a_source_that_is_not_utf8_is_refused_not_imported_with_replacement_char
         err = done.stderr.decode()
         assert done.returncode == 2 and "[invalid_argument]" in err and "is not UTF-8 text (byte 7)" in err, err
     assert commit_count(store) == commits and git(store, "status", "--porcelain") == ""
+
+
+def test_importing_a_source_again_does_not_revive_what_was_deleted_or_deprecated_since(tmp_path: Path) -> None:
+    # "Importing the same source again adds nothing" held only while every imported memory was still
+    # there: one purged since came back, and one deprecated as wrong came back active.
+    store = Store.open(tmp_path / "store")
+    text = "Staging deploys need the VPN.\nThe old build server is called kestrel.\nTags are signed.\n"
+    first = store.import_memories("paste", text=text)
+    vpn, kestrel, _ = first.imported
+    store.forget(kestrel, "archive")
+    store.forget(kestrel, "purge", confirm=True)
+    store.forget(vpn, "deprecate", reason="the VPN is gone")
+    again = store.import_memories("paste", text=text + "Backups run nightly.\n")
+    assert len(again.imported) == 1 and "Backups run nightly." in store.read(id=again.imported[0]).body
+    reasons = {s.origin: s.reason for s in again.skipped}
+    assert reasons["line 1"] == "deprecated in this store; not revived"
+    assert reasons["line 2"].startswith("deleted in this store on")
+    assert reasons["line 3"] == "the same content is already in the store"
+    assert [h.id for h in store.recall("kestrel build server").results] == []
+    assert [h.id for h in store.recall("staging VPN").results] == []
