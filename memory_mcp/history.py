@@ -10,13 +10,23 @@ from pathlib import Path
 
 import git
 
-from .errors import SyncFailed
+from .errors import RepoBusy, SyncFailed
 
 FALLBACK_NAME = "memory-mcp"
 FALLBACK_EMAIL = "memory-mcp@localhost"
 # A git index.lock older than this, found while we hold the store's write lock, is left by a crash.
 STALE_GIT_LOCK_SECONDS = 60
 MAX_ARGV_PATHS = 200
+# Files git keeps in its directory while an operation waits for the person; a commit now would land in
+# the middle of their merge or rebase.
+_IN_PROGRESS = (
+    ("MERGE_HEAD", "a merge is in progress: finish it with `git commit` or undo it with `git merge --abort`"),
+    ("rebase-merge", "a rebase is in progress: `git rebase --continue` or `git rebase --abort`"),
+    ("rebase-apply", "a rebase or `git am` is in progress: `git rebase --continue` or `git rebase --abort`"),
+    ("CHERRY_PICK_HEAD", "a cherry-pick is in progress: `git cherry-pick --continue` or `--abort`"),
+    ("REVERT_HEAD", "a revert is in progress: `git revert --continue` or `--abort`"),
+    ("BISECT_LOG", "a bisect is in progress: end it with `git bisect reset`"),
+)
 
 
 @dataclass(frozen=True)
@@ -59,12 +69,32 @@ class History:
         if age > STALE_GIT_LOCK_SECONDS and not _git_running_in(self.root.resolve()):
             lock.unlink(missing_ok=True)
 
+    def in_progress(self) -> str | None:
+        """Why a memory commit must wait now (a merge, rebase, cherry-pick, revert or bisect the person
+        has under way, or a detached HEAD), or None when the store is on a branch and idle."""
+        git_dir = Path(self.repo.git_dir)
+        for name, what in _IN_PROGRESS:
+            if (git_dir / name).exists():
+                return what
+        if self.repo.head.is_detached:
+            return ("HEAD is detached (no branch checked out), so commits would be left behind: "
+                    "check out a branch, e.g. `git switch main`")
+        return None
+
+    def check_idle(self) -> None:
+        """Raise RepoBusy when a commit must wait (see `in_progress`)."""
+        reason = self.in_progress()
+        if reason:
+            raise RepoBusy(f"the store's git repository is busy: {reason}. Nothing was written; "
+                           "call again once the repository is back on a branch.")
+
     def commit_paths(self, paths: list[str], subject: str, memory_ids: list[str], body: str = "") -> str | None:
         """Commit exactly `paths` (added, changed or deleted) and nothing else the person has staged.
 
         Returns the commit sha, or None when none of the paths differ from HEAD."""
         if not paths:
             return None
+        self.check_idle()
         self._clear_stale_lock()
         existing = [p for p in paths if (self.root / p).exists()]
         if existing:

@@ -20,6 +20,7 @@ from .dictionary import Dictionary
 from .errors import ParseError
 from .index import FileStat, Index
 from .model import State, body_sha, now_iso
+from .secrets import scan
 
 MEMORIES = "memories"
 DUPLICATE_ID = "duplicate id"
@@ -173,7 +174,8 @@ def _record_error(index: Index, report: ReconcileReport, rel: str, fstat: FileSt
 def _index_file(root: Path, index: Index, dictionary: Dictionary, report: ReconcileReport, rel: str,
                 raw: bytes, fstat: FileStat, prev: tuple[FileStat, str | None] | None) -> None:
     try:
-        mem = files.parse(files.decode(raw), rel)
+        text = files.decode(raw)
+        mem = files.parse(text, rel)
     except ParseError as e:
         _record_error(index, report, rel, fstat, e.message, prev)
         return
@@ -198,4 +200,6 @@ def _index_file(root: Path, index: Index, dictionary: Dictionary, report: Reconc
         report.promoted.append(mem.id)
     entities, _ = dictionary.normalise_all(mem.entities)
     index.upsert(rel, mem, entities, fstat)
+    # A credential a person typed into a file is indexed like the rest, and flagged for memory_status.
+    index.set_secret_flags(rel, [f.kind for f in scan(text)])
     report.reindexed.append(rel)

@@ -142,6 +142,14 @@ class Listed:
 
 
 @dataclass
+class SecretFlag:
+    """A file written by hand that holds what looks like a credential: where and what kind, never the value."""
+
+    path: str
+    kind: str
+
+
+@dataclass
 class StatusResult:
     store: str
     counts: dict[str, Any]
@@ -153,6 +161,7 @@ class StatusResult:
     distill_candidates: list[Listed]
     withheld: list[Listed]
     git: dict[str, Any]
+    secrets: list[SecretFlag] = field(default_factory=list)
 
 
 @dataclass
