@@ -74,6 +74,12 @@ class RepoBusy(StoreError):
     code = "repo_busy"
 
 
+class IndexRebuilt(StoreError):
+    """The derived index was found damaged mid-call and has been rebuilt from the files: call again."""
+
+    code = "index_rebuilt"
+
+
 class Unwritable(StoreError):
     """The disk is full, or the store (or its .git) is read-only or not ours to write."""
 

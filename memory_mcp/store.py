@@ -28,6 +28,7 @@ from .dictionary import Dictionary
 from .errors import (
     ConfirmRequired,
     Containment,
+    IndexRebuilt,
     InvalidArgument,
     InvalidStore,
     InvalidSupersede,
@@ -222,7 +223,8 @@ class Store:
 
     @contextmanager
     def _storage_errors(self) -> Iterator[None]:
-        """A full disk or a read-only store becomes Unwritable, a clear error, instead of an internal one."""
+        """A full disk or a read-only store becomes Unwritable, a clear error, instead of an internal one;
+        an index found damaged in the middle of a call is rebuilt and reported (IndexRebuilt)."""
         try:
             yield
         except OSError as e:
@@ -230,11 +232,25 @@ class Store:
                 raise
             where = Path(e.filename).name if e.filename else ""
             self._unwritable(f"{e.strerror}{': ' + where if where else ''}")
-        except (sqlite3.OperationalError, GitCommandError) as e:
+        except (sqlite3.DatabaseError, GitCommandError) as e:
             text = str(e.stderr if isinstance(e, GitCommandError) else e)
-            if not _storage_problem(text):
+            if _storage_problem(text):
+                self._unwritable(" ".join(text.replace("stderr:", "").split())[:200])
+            if not isinstance(e, sqlite3.DatabaseError) or not _damaged(e):
                 raise
-            self._unwritable(" ".join(text.replace("stderr:", "").split())[:200])
+            self._rebuild_damaged_index(text)
+            raise IndexRebuilt(
+                f"the search index {DERIVED}/{INDEX_FILE} was damaged ({text}); it has been rebuilt from the "
+                "memory files, which are intact. Call again.") from None
+
+    def _rebuild_damaged_index(self, reason: str) -> None:
+        log.warning("index %s damaged (%s); rebuilding it", self.index_path, reason)
+        with self.lock.hold():
+            self.close()
+            for leftover in self.index_path.parent.glob(INDEX_FILE + "*"):
+                leftover.unlink(missing_ok=True)
+            self._sync(self._ensure_index())
+            self._recovered = False  # a write cut short by the damage may have left its file uncommitted
 
     def _unwritable(self, what: str) -> None:
         # A memory file may be written whole with its commit failed: the next call tries the commit again.
@@ -807,6 +823,14 @@ def _kinds(found: list[Finding]) -> str:
 _STORAGE_ERRNOS = {errno.ENOSPC, errno.EROFS, errno.EACCES, errno.EPERM, errno.EDQUOT}
 _STORAGE_WORDS = ("no space left", "disk is full", "read-only file system", "readonly database",
                   "permission denied", "unable to open database file", "disk quota")
+
+
+def _damaged(e: sqlite3.DatabaseError) -> bool:
+    """Whether SQLite says the index file itself is corrupt (as opposed to busy, full or misused)."""
+    code = (getattr(e, "sqlite_errorcode", 0) or 0) & 0xFF
+    # Python wrote every text column as UTF-8, so one that no longer decodes was damaged on disk.
+    return code in (11, 26) or any(w in str(e) for w in ("malformed", "not a database", "vtable constructor",
+                                                          "Could not decode to UTF-8"))
 
 
 def _storage_problem(text: str) -> bool:
