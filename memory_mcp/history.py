@@ -16,6 +16,9 @@ FALLBACK_NAME = "memory-mcp"
 FALLBACK_EMAIL = "memory-mcp@localhost"
 # A git index.lock older than this, found while we hold the store's write lock, is left by a crash.
 STALE_GIT_LOCK_SECONDS = 60
+# Where /proc shows no git process working in the store, a lock this old is left by a crash: git holds
+# it for milliseconds (a killed server's commit must not fail every write for a minute).
+UNOWNED_GIT_LOCK_SECONDS = 1.0
 MAX_ARGV_PATHS = 200
 # Files git keeps in its directory while an operation waits for the person; a commit now would land in
 # the middle of their merge or rebase.
@@ -61,13 +64,23 @@ class History:
         return env
 
     def _clear_stale_lock(self) -> None:
+        """Remove a git index.lock a crash left behind; never one a live git process in the store holds."""
         lock = Path(self.repo.git_dir) / "index.lock"
-        try:
-            age = time.time() - lock.stat().st_mtime
-        except FileNotFoundError:
-            return
-        if age > STALE_GIT_LOCK_SECONDS and not _git_running_in(self.root.resolve()):
-            lock.unlink(missing_ok=True)
+        can_see = Path("/proc").is_dir()
+        grace = UNOWNED_GIT_LOCK_SECONDS if can_see else STALE_GIT_LOCK_SECONDS
+        while True:
+            try:
+                age = time.time() - lock.stat().st_mtime
+            except FileNotFoundError:
+                return
+            if _git_running_in(self.root.resolve()):
+                return
+            if age > grace:
+                lock.unlink(missing_ok=True)
+                return
+            if not can_see:
+                return
+            time.sleep(min(0.1, grace - age + 0.01))
 
     def in_progress(self) -> str | None:
         """Why a memory commit must wait now (a merge, rebase, cherry-pick, revert or bisect the person
@@ -225,9 +238,9 @@ def _git_running_in(root: Path) -> bool:
         try:
             if (entry / "comm").read_text().strip() != "git":
                 continue
-            # GitPython keeps `git cat-file` helpers of this very process running in the store.
-            parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            if parent == os.getpid():
+            # GitPython keeps `git cat-file` helpers running in the store (this process's and those of
+            # other servers on the same store); they only read objects and never take the index lock.
+            if (entry / "cmdline").read_bytes().split(b"\0")[1:2] == [b"cat-file"]:
                 continue
             cwd = Path(os.readlink(entry / "cwd"))
         except (OSError, ValueError, IndexError):

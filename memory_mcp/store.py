@@ -26,6 +26,7 @@ from ulid import ULID
 from . import conflicts, files, lifecycle, query, ranking
 from .dictionary import Dictionary
 from .errors import (
+    Busy,
     ConfirmRequired,
     Containment,
     IndexRebuilt,
@@ -234,6 +235,11 @@ class Store:
             self._unwritable(f"{e.strerror}{': ' + where if where else ''}")
         except (sqlite3.DatabaseError, GitCommandError) as e:
             text = str(e.stderr if isinstance(e, GitCommandError) else e)
+            if isinstance(e, GitCommandError) and "index.lock" in text:
+                self._recovered = False  # the file is written; its commit is retried by the next call
+                raise Busy("git's index.lock is held by another git process working in the store (a `git "
+                           "commit` waiting for its editor, say): finish it, then call again. Any memory file "
+                           "already written is committed by the next call.") from None
             if _storage_problem(text):
                 self._unwritable(" ".join(text.replace("stderr:", "").split())[:200])
             if not isinstance(e, sqlite3.DatabaseError) or not _damaged(e):
@@ -276,6 +282,10 @@ class Store:
         if self.history.in_progress():
             return  # the person's merge or rebase comes first; tried again on the next call
         self._recovered = True
+        # Every writer holds the store lock while it writes, and so do we: a temp file seen now belongs
+        # to a writer that was killed mid-write. The memory file it was to replace is intact.
+        for leftover in files.leftover_temp_files(self.root / MEMORIES):
+            leftover.unlink(missing_ok=True)
         skip = {p for p, _ in index.errors()} | {p for p, _ in index.secret_flags()}
         paths = [p for p in self.history.dirty_paths()
                  if p not in skip and (p == "dictionary.md" or index.get_by_path(p) or not (self.root / p).exists())]
