@@ -63,24 +63,29 @@ class History:
             env["GIT_AUTHOR_EMAIL"] = env["GIT_COMMITTER_EMAIL"] = FALLBACK_EMAIL
         return env
 
+    def _git_locks(self) -> list[Path]:
+        """The lock files a commit takes: the index, HEAD, the branch's ref and packed-refs."""
+        git_dir, common = Path(self.repo.git_dir), Path(self.repo.common_dir)
+        locks = [git_dir / "index.lock", git_dir / "HEAD.lock", common / "packed-refs.lock"]
+        if not self.repo.head.is_detached:
+            locks.append(common / f"{self.repo.head.ref.path}.lock")
+        return locks
+
     def _clear_stale_lock(self) -> None:
-        """Remove a git index.lock a crash left behind; never one a live git process in the store holds."""
-        lock = Path(self.repo.git_dir) / "index.lock"
+        """Remove git lock files a crash left behind (a commit killed midway leaves index.lock, HEAD.lock
+        or the branch's ref lock); never one a live git process in the store holds."""
         can_see = Path("/proc").is_dir()
         grace = UNOWNED_GIT_LOCK_SECONDS if can_see else STALE_GIT_LOCK_SECONDS
         while True:
-            try:
-                age = time.time() - lock.stat().st_mtime
-            except FileNotFoundError:
+            ages = [(lock, age) for lock in self._git_locks() if (age := _age(lock)) is not None]
+            if not ages or _git_running_in(self.root.resolve()):
                 return
-            if _git_running_in(self.root.resolve()):
+            for lock, age in ages:
+                if age > grace:
+                    lock.unlink(missing_ok=True)
+            if not can_see or all(age > grace for _, age in ages):
                 return
-            if age > grace:
-                lock.unlink(missing_ok=True)
-                return
-            if not can_see:
-                return
-            time.sleep(min(0.1, grace - age + 0.01))
+            time.sleep(0.1)
 
     def in_progress(self) -> str | None:
         """Why a memory commit must wait now (a merge, rebase, cherry-pick, revert or bisect the person
@@ -148,6 +153,11 @@ class History:
             return run(*args, f"--pathspec-from-file={listing}", "--pathspec-file-nul", env=self._env)
         finally:
             os.unlink(listing)
+
+    def tracked(self, paths: list[str]) -> set[str]:
+        """Which of `paths` git tracks (in its index)."""
+        out = self.repo.git.ls_files("-z", "--", *paths, env=self._env)
+        return {p for p in out.split("\0") if p}
 
     def dirty_paths(self) -> list[str]:
         """Memory files and dictionary.md that differ from HEAD (untracked ones included)."""
@@ -222,6 +232,14 @@ class History:
             branch = None
         dirty = bool(self.repo.git.status("--porcelain", "--", "memories", "dictionary.md").strip())
         return {"branch": branch, "head": head, "memory_files_dirty": dirty}
+
+
+def _age(path: Path) -> float | None:
+    """Seconds since `path` was modified, or None when it does not exist."""
+    try:
+        return time.time() - path.stat().st_mtime
+    except FileNotFoundError:
+        return None
 
 
 def _git_running_in(root: Path) -> bool:

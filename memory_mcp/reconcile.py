@@ -107,11 +107,15 @@ def _walk(root: Path) -> tuple[list[_Seen], list[Unindexed], str | None]:
 
 Progress = Callable[[int, int], None]
 """Called with (files done, files in all) while a reconcile walks the store."""
+Tracked = Callable[[list[str]], set[str]]
+"""Which of these paths git tracks: the committed file of two with one id is the memory, the other the copy."""
 
 
 def reconcile(root: Path, index: Index, dictionary: Dictionary, *, force: bool = False,
-              progress: Progress | None = None) -> ReconcileReport:
-    """Bring the index up to date with the files. `force` re-hashes and re-parses every file."""
+              progress: Progress | None = None, tracked: Tracked | None = None) -> ReconcileReport:
+    """Bring the index up to date with the files. `force` re-hashes and re-parses every file.
+
+    `tracked` settles which of two files with one id holds the memory; without it, the first seen."""
     started = time.time_ns()
     report = ReconcileReport()
     seen, refused, aborted = _walk(root)
@@ -144,7 +148,7 @@ def reconcile(root: Path, index: Index, dictionary: Dictionary, *, force: bool =
             if not recheck and prev and prev[0].sha == fstat.sha:
                 index.set_file(item.rel, fstat, prev[1])
                 continue
-            _index_file(root, index, dictionary, report, item.rel, raw, fstat, prev)
+            _index_file(root, index, dictionary, report, item.rel, raw, fstat, prev, tracked)
         for item in refused:
             _record_error(index, report, item.path, FileStat(0, 0, ""), item.reason, known.get(item.path))
         if aborted is None:
@@ -172,7 +176,8 @@ def _record_error(index: Index, report: ReconcileReport, rel: str, fstat: FileSt
 
 
 def _index_file(root: Path, index: Index, dictionary: Dictionary, report: ReconcileReport, rel: str,
-                raw: bytes, fstat: FileStat, prev: tuple[FileStat, str | None] | None) -> None:
+                raw: bytes, fstat: FileStat, prev: tuple[FileStat, str | None] | None,
+                tracked: Tracked | None = None) -> None:
     try:
         text = files.decode(raw)
         mem = files.parse(text, rel)
@@ -181,8 +186,15 @@ def _index_file(root: Path, index: Index, dictionary: Dictionary, report: Reconc
         return
     other = index.get(mem.id)
     if other and other.path != rel and (root / other.path).exists():
-        _record_error(index, report, rel, fstat, f"{DUPLICATE_ID} {mem.id}: {other.path} has it too", prev)
-        return
+        # Which file came first must not depend on walk order (a rebuild walks `copy-of-x.md` before
+        # `x.md`): the one git tracks keeps the memory, so a person's copy is never written to.
+        if not (tracked and tracked([rel, other.path]) == {rel}):
+            _record_error(index, report, rel, fstat, f"{DUPLICATE_ID} {mem.id}: {other.path} has it too", prev)
+            return
+        _record_error(index, report, other.path, FileStat(0, 0, ""), f"{DUPLICATE_ID} {mem.id}: {rel} has it too",
+                      None)
+        if other.path in report.reindexed:  # indexed earlier in this walk: not a hand edit to commit
+            report.reindexed.remove(other.path)
     old = index.get_by_path(rel)
     if (old and old.id == mem.id and old.state == State.ARCHIVED and mem.state == State.ARCHIVED
             and old.body_sha != body_sha(mem.body)):

@@ -235,9 +235,9 @@ class Store:
             self._unwritable(f"{e.strerror}{': ' + where if where else ''}")
         except (sqlite3.DatabaseError, GitCommandError) as e:
             text = str(e.stderr if isinstance(e, GitCommandError) else e)
-            if isinstance(e, GitCommandError) and "index.lock" in text:
+            if isinstance(e, GitCommandError) and ".lock': File exists" in text:
                 self._recovered = False  # the file is written; its commit is retried by the next call
-                raise Busy("git's index.lock is held by another git process working in the store (a `git "
+                raise Busy("a git lock is held by another git process working in the store (a `git "
                            "commit` waiting for its editor, say): finish it, then call again. Any memory file "
                            "already written is committed by the next call.") from None
             if _storage_problem(text):
@@ -268,7 +268,8 @@ class Store:
 
     def _sync(self, index: Index, force: bool = False, progress: Progress | None = None) -> ReconcileReport:
         self.dictionary = Dictionary.load(self.root / "dictionary.md")
-        report = reconcile(self.root, index, self.dictionary, force=force, progress=progress)
+        report = reconcile(self.root, index, self.dictionary, force=force, progress=progress,
+                           tracked=self.history.tracked)
         self._last = report
         if report.reindexed or report.removed or report.dictionary_changed:
             self._commit_hand_edits(index, report)

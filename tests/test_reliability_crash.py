@@ -183,3 +183,20 @@ def test_temp_file_of_a_writer_killed_mid_write_is_removed_by_the_next_process(t
         assert st.unindexed == [] and (store / r.path).read_text().startswith("---\nid: ")
     finally:
         again.close()
+
+
+@pytest.mark.parametrize("name", ["index.lock", "HEAD.lock", "refs/heads/main.lock"])
+def test_every_lock_a_killed_commit_leaves_is_cleared(tmp_path: Path, name: str) -> None:
+    """Regression: a commit killed after taking the ref lock left HEAD.lock, and every later write
+    failed with [internal] 'cannot lock ref HEAD'."""
+    store = make_store(tmp_path / "store")
+    lock = store / ".git" / name
+    lock.write_text("")
+    old = time.time() - 5
+    os.utime(lock, (old, old))
+    core = Store.open(store)
+    try:
+        r = core.remember("The greenshank roost floods at spring tide.")
+        assert r.path in git(store, "show", "--name-only", "--format=", "HEAD") and not lock.exists()
+    finally:
+        core.close()
