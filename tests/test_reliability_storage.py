@@ -201,6 +201,41 @@ async def test_read_only_store_gives_a_clear_error_and_changes_nothing(tmp_path:
     assert git(store, "rev-parse", "HEAD") == head and git(store, "status", "--porcelain").strip() == ""
 
 
+UNREADABLE_FOLDER = """
+(STORE / "memories" / "elsewhere.md").write_text("# Elsewhere\\n\\nThe stilt nests on the lagoon.\\n")
+async with open_server(STORE) as s:
+    r = await s.call("memory_recall", query="avocet")
+    out["recall"] = [h["id"] for h in r["results"]]
+    out["coverage"] = r["coverage"]
+    out["edit_seen"] = len((await s.call("memory_recall", query="stilt lagoon"))["results"])
+"""
+
+
+@needs_capsh
+async def test_unreadable_folder_is_not_read_as_every_file_deleted(tmp_path: Path) -> None:
+    """A permission error on a folder must not look like its memories were deleted (peers lost data
+    this way): they stay indexed and in git, the note says why the sweep stopped, and edits elsewhere
+    are still seen."""
+    store = tmp_path / "store"
+    make_store(store)
+    mem_id = new_id()
+    fm_file(store, "sub/avocet.md", "# Avocet\n\nThe avocet colony is on the east bank.\n", id=mem_id)
+    async with open_server(store) as s:
+        assert await s.recall_ids("avocet") == [mem_id]
+    commits = git(store, "rev-list", "--count", "HEAD")
+    (store / "memories" / "sub").chmod(0)
+    try:
+        out = run_driver(UNREADABLE_FOLDER, store, unprivileged, tmp_path)
+    finally:
+        (store / "memories" / "sub").chmod(0o755)
+    assert out["recall"] == [mem_id]
+    assert out["coverage"]["complete"] is False and "Permission denied" in out["coverage"]["note"], out
+    assert out["edit_seen"] == 1
+    assert "deleted" not in git(store, "log", "--format=%s", f"-n{int(commits)}")
+    assert (store / "memories" / "sub" / "avocet.md").exists()
+    assert "memories/sub/avocet.md" in git(store, "ls-files")
+
+
 # ------------------------------------------------------------------ full disk
 needs_unshare = pytest.mark.skipif(
     not (shutil.which("unshare") and facility(["unshare", "-rm", "sh", "-c", "mount -t tmpfs none /mnt"])),
