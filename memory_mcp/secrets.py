@@ -54,17 +54,28 @@ def _aws_secret(m: re.Match[str]) -> bool:
     return _classes(value) >= 3 and entropy(value) >= 4.0
 
 
-_SECRET_NAME = re.compile(
-    r"passw(?:or)?d|pwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key|credential|auth")
+# Words of a name (split at _ . - and case changes) that make it a secret's name. Whole words only:
+# `author`, `tokenizer` and `passenger` are not.
+_SECRET_WORDS = {"password", "passwd", "pwd", "pass", "passphrase", "secret", "secrets", "token", "tokens",
+                 "credential", "credentials", "apikey", "auth", "authkey", "pat"}
+_SECRET_PAIRS = {("api", "key"), ("access", "key"), ("private", "key"), ("secret", "key"), ("account", "key"),
+                 ("signing", "key"), ("master", "key"), ("encryption", "key")}
+
+
+def _name_words(name: str) -> list[str]:
+    return [w.lower() for w in re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+", name)]
+
+
+def _secret_name(name: str) -> bool:
+    words = _name_words(name)
+    if not words or words[-1] in _ABOUT_A_SECRET:
+        return False
+    pairs = zip(words, words[1:], strict=False)
+    return bool(_SECRET_WORDS.intersection(words)) or any(pair in _SECRET_PAIRS for pair in pairs)
 
 
 def _assigned(m: re.Match[str]) -> bool:
-    name = m.group("name").lower().rstrip("_-.")
-    if not _SECRET_NAME.search(name):
-        return False
-    if any(name.endswith(suffix) and name != suffix for suffix in _ABOUT_A_SECRET):
-        return False
-    return looks_random(m.group("value"))
+    return _secret_name(m.group("name")) and looks_random(m.group("value"))
 
 
 def _url_password(m: re.Match[str]) -> bool:

@@ -73,6 +73,8 @@ POSITIVES: list[tuple[str, str, str]] = [
     ("credential assigned to a name", "MISTRAL_API_KEY: {}", "Xk29fLq0ZpT7vB3nW8yR1cD6"),
     ("credential assigned to a name", '{{"client_secret": "{}"}}', "4fQ9zK2mX7pL1vR8"),
     ("credential assigned to a name", "COHERE_API_KEY = '{}'", "qW3eR5tY7uI9oP1aS3dF5gH7jK9lZ1xC3vB5nM7"),
+    ("credential assigned to a name", '{{"accessToken": "{}"}}', "Hq7Zk2Vx9Nm4Lb8Rp3Wt6C"),
+    ("credential assigned to a name", "db.password => '{}'", "4fQ9zK2mX7pL1vR8"),
 ]
 
 # Text that talks about credentials, or holds long random-looking values that are not credentials.
@@ -106,6 +108,11 @@ NEAR_MISSES = [
     "The class AbstractSingletonProxyFactoryBean builds proxies.",
     "Run `kubectl get secret db-credentials -o yaml` to see which keys exist.",
     "ssh://git@example.com:2222/team/repo.git and http://localhost:8080/health",
+    "author: ada.lovelace1815",
+    "tokenizer: bpe-v2-50k",
+    "passenger_count: 4x4wheels",
+    "primary_key: user_id2",
+    "auth_provider: google-oauth2",
 ]
 
 
