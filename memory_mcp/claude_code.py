@@ -7,9 +7,11 @@ import shlex
 import shutil
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import InvalidArgument
+from .scopes import ScopeConfig
 
 SERVER_NAME = "memory"
 
@@ -20,19 +22,32 @@ def server_command() -> str:
     return str(beside) if beside.exists() else (shutil.which("memory-mcp") or "memory-mcp")
 
 
-def server_entry(store: Path) -> dict[str, object]:
-    return {"type": "stdio", "command": server_command(), "args": ["serve"],
+def server_args(user_store: Path | None) -> list[str]:
+    """The arguments after the executable: `serve`, and the user store when scopes are on."""
+    return ["serve", *(["--user-store", str(user_store)] if user_store else [])]
+
+
+def server_entry(store: Path, user_store: Path | None = None) -> dict[str, object]:
+    """The `.mcp.json` entry for the server (the shape `claude mcp add --scope project` writes)."""
+    return {"type": "stdio", "command": server_command(), "args": server_args(user_store),
             "env": {"MEMORY_MCP_ROOT": str(store)}}
 
 
-def write_project_config(project: Path, store: Path) -> Path:
-    """Add (or replace) the server in `project/.mcp.json`, keeping every other server there."""
+def write_project_config(project: Path, store: Path, user_store: Path | None = None) -> Path:
+    """Add (or update) the server in `project/.mcp.json`, keeping every other server there.
+
+    An entry of the same name that runs another program is someone else's server: it is refused,
+    not replaced."""
     path = project / ".mcp.json"
     config = _read_json_object(path)
     servers = config.setdefault("mcpServers", {})
     if not isinstance(servers, dict):
         raise InvalidArgument(f"{path}: mcpServers is not an object; fix it first.")
-    servers[SERVER_NAME] = server_entry(store)
+    current = servers.get(SERVER_NAME)
+    if isinstance(current, dict) and Path(str(current.get("command", ""))).name != "memory-mcp":
+        raise InvalidArgument(f"{path} already has a server named '{SERVER_NAME}' that runs "
+                              f"{current.get('command')!r}; rename or remove it first.")
+    servers[SERVER_NAME] = server_entry(store, user_store)
     path.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
     return path
 
@@ -50,16 +65,23 @@ def _read_json_object(path: Path) -> dict[str, object]:
 
 
 def settings_path(scope: str, project: Path, home: Path) -> Path:
-    """Where Claude Code reads hooks for `scope`."""
+    """Where Claude Code reads settings (and so hooks) for `scope`: ~/.claude/settings.json,
+    PROJECT/.claude/settings.json (shared, committed) or PROJECT/.claude/settings.local.json (personal)."""
     return {"user": home / ".claude" / "settings.json", "project": project / ".claude" / "settings.json",
             "local": project / ".claude" / "settings.local.json"}[scope]
 
 
-def write_session_hook(path: Path, store: Path) -> bool:
-    """Add a SessionStart hook printing the digest to the settings file at `path` (kept otherwise).
+def hook_command(store: Path, user_store: Path | None = None) -> str:
+    """The shell command of the SessionStart hook: print the digest as hook JSON."""
+    words = [server_command(), "digest", "--hook", "--store", str(store)]
+    words += ["--user-store", str(user_store)] if user_store else []
+    return shlex.join(words)
+
+
+def write_session_hook(path: Path, command: str) -> bool:
+    """Add a SessionStart hook running `command` to the settings file at `path` (kept otherwise).
 
     Returns False when an identical hook is already there."""
-    command = f"{shlex.quote(server_command())} digest --hook --store {shlex.quote(str(store))}"
     settings = _read_json_object(path)
     hooks = settings.setdefault("hooks", {})
     if not isinstance(hooks, dict) or not isinstance(hooks.setdefault("SessionStart", []), list):
@@ -68,34 +90,60 @@ def write_session_hook(path: Path, store: Path) -> bool:
     if any(isinstance(g, dict) and any(isinstance(h, dict) and h.get("command") == command
                                        for h in g.get("hooks", [])) for g in groups):
         return False
+    # No matcher: the digest is wanted on startup, resume, /clear and after a compaction alike.
     groups.append({"hooks": [{"type": "command", "command": command}]})
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(settings, indent=2) + "\n", encoding="utf-8")
     return True
 
 
-def register(scope: str, store: Path, project: Path, home: Path) -> str:
-    """Register the server for `scope` (project writes .mcp.json; local/user use the `claude` CLI)
-    and the SessionStart digest hook in that scope's settings file."""
-    hook_file = settings_path(scope, project, home)
-    hook = (f"added the SessionStart digest hook to {hook_file}" if write_session_hook(hook_file, store)
-            else f"the SessionStart digest hook is already in {hook_file}")
-    return f"{_register_server(scope, store, project)}\n{hook}"
+@dataclass(frozen=True)
+class Install:
+    """What `memory-mcp install claude-code` was asked to do."""
+
+    scope: str  # local | project | user, as Claude Code names them
+    store: Path
+    project: Path  # the folder Claude Code runs in (local and project scopes belong to it)
+    home: Path
+    hook: bool = False
+    user_store: Path | None = None
 
 
-def _register_server(scope: str, store: Path, project: Path) -> str:
-    if scope == "project":
-        return f"wrote {write_project_config(project, store)}"
+def register(job: Install) -> str:
+    """Register the server for `job.scope`: through `claude mcp add` when the claude CLI is on PATH,
+    else (project scope) by writing .mcp.json; and, when asked, the SessionStart digest hook in that
+    scope's settings file. Returns what was done, one line each."""
+    ScopeConfig(job.store, job.user_store).check()
+    done = [_register_server(job)]
+    if job.hook:
+        path = settings_path(job.scope, job.project, job.home)
+        added = write_session_hook(path, hook_command(job.store, job.user_store))
+        done.append(f"added the SessionStart digest hook to {path}" if added
+                    else f"the SessionStart digest hook is already in {path}")
+    return "\n".join(done)
+
+
+def add_command(job: Install) -> list[str]:
+    """The `claude mcp add` command line that registers the server for `job`."""
+    return ["claude", "mcp", "add", SERVER_NAME, "--scope", job.scope, "-e", f"MEMORY_MCP_ROOT={job.store}",
+            "--", server_command(), *server_args(job.user_store)]
+
+
+def _register_server(job: Install) -> str:
     claude = shutil.which("claude")
-    entry = server_entry(store)
-    command = ["claude", "mcp", "add", SERVER_NAME, "--scope", scope, "-e",
-               f"MEMORY_MCP_ROOT={store}", "--", str(entry["command"]), "serve"]
+    command = add_command(job)
     if claude is None:
-        return "the claude CLI is not on PATH; run:\n  " + " ".join(command)
-    done = subprocess.run([claude, *command[1:]], capture_output=True, text=True, cwd=project)
+        if job.scope == "project":
+            return f"wrote {write_project_config(job.project, job.store, job.user_store)}"
+        raise InvalidArgument(f"the claude CLI is not on PATH, and {job.scope} scope lives in Claude Code's own "
+                              f"config; install Claude Code and run `{shlex.join(command)}`, or use "
+                              "--scope project to write .mcp.json here.")
+    done = subprocess.run([claude, *command[1:]], capture_output=True, text=True, cwd=job.project)
     if done.returncode != 0:
-        raise InvalidArgument(f"claude mcp add failed: {(done.stderr or done.stdout).strip()[:300]}")
-    return done.stdout.strip() or f"registered {SERVER_NAME} ({scope} scope)"
+        raise InvalidArgument(f"claude mcp add failed: {(done.stderr or done.stdout).strip()[:300]} (to replace "
+                              f"an existing '{SERVER_NAME}' server, `claude mcp remove {SERVER_NAME} --scope "
+                              f"{job.scope}` first)")
+    return done.stdout.strip() or f"registered {SERVER_NAME} ({job.scope} scope) with claude mcp add"
 
 
 def hook_payload(digest: str) -> str:

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
-from . import claude_code, render
+from . import claude_code, render, scopes
 from .errors import StoreError
 
 
@@ -22,8 +23,12 @@ def _parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command")
     s = sub.add_parser("serve", parents=[common], help="run the MCP server (stdio; the default command)")
     s.add_argument("--http", action="store_true", help="serve streamable HTTP at /mcp instead of stdio")
-    s.add_argument("--host", default="127.0.0.1")
+    s.add_argument("--host", default="127.0.0.1", help="off loopback a bearer token is required")
     s.add_argument("--port", type=int, default=8765)
+    s.add_argument("--token", default=None,
+                   help="bearer token HTTP clients must send (default: $MEMORY_MCP_TOKEN; prefer the variable: "
+                        "other users can read command lines)")
+    _user_store_option(s)
     i = sub.add_parser("init", parents=[common], help="create a new store")
     i.add_argument("path", nargs="?", type=Path)
     sub.add_parser("status", parents=[common], help="counts, coverage, conflicts, review and problems")
@@ -35,14 +40,26 @@ def _parser() -> argparse.ArgumentParser:
     x.add_argument("--verify", action="store_true", help="re-hash every file and report drift")
     d = sub.add_parser("digest", parents=[common], help="print the session digest")
     d.add_argument("--hook", action="store_true", help="print it as Claude Code SessionStart hook JSON")
+    d.add_argument("--max-tokens", type=int, default=render.DIGEST_TOKENS, help="token budget of the digest")
+    _user_store_option(d)
     sub.add_parser("demo", parents=[common], help="a guided run on a new store (a temporary one without --store)")
     sub.add_parser("watch", parents=[common], help="keep the index warm while you edit (foreground; Ctrl-C stops)")
     sub.add_parser("sync", parents=[common], help="pull from and push to the store's git remote")
     inst = sub.add_parser("install", parents=[common], help="register the server with a client")
     inst.add_argument("client", choices=["claude-code"])
     inst.add_argument("--scope", choices=["local", "project", "user"], default="local",
-                      help="project writes .mcp.json in the current folder; local and user use `claude mcp add`")
+                      help="Claude Code's scope: local (you, this folder), project (.mcp.json, shared), user "
+                           "(you, every folder); through `claude mcp add`, or without it (project) .mcp.json")
+    inst.add_argument("--hook", action="store_true",
+                      help="also add a SessionStart hook that puts the digest in front of every session")
+    _user_store_option(inst)
     return p
+
+
+def _user_store_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--user-store", nargs="?", const=True, default=None, metavar="PATH",
+                        help="also serve the user's global store (default $MEMORY_MCP_USER_ROOT, else "
+                             "~/.memory-mcp/default); --store is then the project store")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -54,7 +71,9 @@ def main(argv: list[str] | None = None) -> int:
             from .server import serve
 
             serve(args.store, http=getattr(args, "http", False), host=getattr(args, "host", "127.0.0.1"),
-                  port=getattr(args, "port", 8765))
+                  port=getattr(args, "port", 8765),
+                  token=getattr(args, "token", None) or os.environ.get("MEMORY_MCP_TOKEN") or None,
+                  user_root=scopes.configured_user_root(getattr(args, "user_store", None)))
             return 0
         from .store import Store, default_root, init_store
 
@@ -75,9 +94,14 @@ def main(argv: list[str] | None = None) -> int:
                                   include_deprecated=args.all)
             print(render.recall(result))
         elif command == "reindex":
-            print(render.reindex(store.reindex(verify=args.verify)))
+            from .progress import ProgressBar
+
+            with ProgressBar("reindex") as bar:
+                result = store.reindex(verify=args.verify, progress=bar)
+            print(render.reindex(result))
         elif command == "digest":
-            text = render.digest(store.digest())
+            both = scopes.Scopes.open(scopes.ScopeConfig(store.root, scopes.configured_user_root(args.user_store)))
+            text = render.digest(both.digest(), args.max_tokens)
             print(claude_code.hook_payload(text) if args.hook else text)
         elif command == "watch":
             from .watch import watch
@@ -87,7 +111,9 @@ def main(argv: list[str] | None = None) -> int:
         elif command == "sync":
             print(store.sync())
         elif command == "install":
-            print(claude_code.register(args.scope, store.root, Path.cwd(), Path.home()))
+            print(claude_code.register(claude_code.Install(
+                args.scope, store.root, Path.cwd(), Path.home(), hook=args.hook,
+                user_store=scopes.configured_user_root(args.user_store))))
         return 0
     except StoreError as e:
         print(f"memory-mcp: {e}", file=sys.stderr)

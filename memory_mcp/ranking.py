@@ -47,6 +47,11 @@ def estimate_tokens(text: str) -> int:
     return max(1, (len(text) + 3) // 4)
 
 
+def hit_tokens(path: str, title: str, excerpt: str) -> int:
+    """What one recall hit costs against a `max_tokens` budget (its text plus the list's markup)."""
+    return estimate_tokens(f"{path} {title} {excerpt}") + 8
+
+
 def mmr(items: Sequence[object], relevance: Callable[[object], float],
         similarity: Callable[[object, object], float], diversity: float, limit: int) -> list[object]:
     """Maximal marginal relevance: greedily pick the item best balancing relevance and novelty.

@@ -149,6 +149,8 @@ def reconcile(root: Path, index: Index, dictionary: Dictionary, *, force: bool =
                 index.set_file(item.rel, fstat, prev[1])
                 continue
             _index_file(root, index, dictionary, report, item.rel, raw, fstat, prev, tracked)
+        if progress:
+            progress(len(seen), len(seen))  # the walk is done: a bar (or a client) sees it complete
         for item in refused:
             _record_error(index, report, item.path, FileStat(0, 0, ""), item.reason, known.get(item.path))
         if aborted is None:

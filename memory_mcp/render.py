@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from . import ranking
 from .reconcile import ReconcileReport
 from .results import (
     Coverage,
@@ -26,6 +27,7 @@ def coverage(c: Coverage) -> str:
 
 def hit(h: Hit) -> str:
     flags = "" if h.state == "active" else f" [{h.state}]"
+    flags += f" ({h.scope} scope)" if h.scope else ""
     ents = f" {{{', '.join(h.entities)}}}" if h.entities else ""
     return f"- [{h.id}] {h.title}{flags} ({h.type}, {h.trust}){ents}\n  {h.excerpt}"
 
@@ -119,9 +121,23 @@ def reindex(r: ReindexResult) -> str:
     return text
 
 
-def digest(hits: list[Hit]) -> str:
+DIGEST_TOKENS = 1000
+
+
+def digest(hits: list[Hit], max_tokens: int = DIGEST_TOKENS) -> str:
+    """The session digest as markdown: one line per memory, in the order given, cut to `max_tokens`
+    (at least one memory is always shown). The CLI, the resource and the prompt all print this."""
     if not hits:
         return "# Memory digest\n\nNo memories yet."
     lines = ["# Memory digest", ""]
-    lines += [f"- **{h.title}** ({h.type}) [{h.id}]: {h.excerpt}" for h in hits]
+    spent = ranking.estimate_tokens("\n".join(lines))
+    for n, h in enumerate(hits):
+        where = f", {h.scope}" if h.scope else ""
+        line = f"- **{h.title}** ({h.type}{where}) [{h.id}]: {h.excerpt}"
+        cost = ranking.estimate_tokens(line)
+        if n and spent + cost > max_tokens:
+            lines.append(f"- ({len(hits) - n} more; memory_recall finds them)")
+            break
+        spent += cost
+        lines.append(line)
     return "\n".join(lines)

@@ -61,6 +61,8 @@ class Hit:
     updated: str | None
     score: float
     superseded_by: str | None = None
+    # Which store it came from when the server serves project and user scopes.
+    scope: str | None = None
 
 
 @dataclass

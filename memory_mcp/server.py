@@ -4,11 +4,13 @@ Each tool returns structured content (its dataclass is the published output sche
 text rendering for the model, which reads `content`, not the structured copy.
 """
 
+import hmac
+import ipaddress
 import logging
 import threading
 from dataclasses import asdict
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import anyio
 from mcp.server.mcpserver import (
@@ -26,7 +28,8 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field, PrivateAttr, ValidationError
 
 from . import render
-from .errors import StoreError
+from .errors import InvalidArgument, StoreError
+from .reconcile import Progress
 from .results import (
     FeedbackResult,
     ForgetResult,
@@ -37,7 +40,10 @@ from .results import (
     ResolveResult,
     StatusResult,
 )
-from .store import Store
+from .scopes import ScopeConfig, Scopes
+
+if TYPE_CHECKING:
+    from starlette.types import ASGIApp, Receive, Scope, Send
 
 log = logging.getLogger("memory_mcp")
 
@@ -54,6 +60,7 @@ REMEMBER what will matter in a later session: a preference or correction the use
 or environment, a gotcha that cost time. One fact per memory, a few sentences, with entities
 (the tools, services, repos it is about). Use trust="user-stated" when the user said it.
 Do not store secrets, passing chatter or what the code or git history already shows.
+With project and user scopes, a personal preference for every project goes to scope="user".
 
 When remember returns `conflicts`, decide with memory_resolve (supersede when the new memory
 replaces the old; keep_both when both hold), asking the user when unsure. When a recalled memory
@@ -71,6 +78,9 @@ _DESTRUCTIVE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idem
 
 MemoryTypeArg = Literal["fact", "preference", "decision", "episode", "reference", "knowledge"]
 TrustArg = Literal["user-stated", "agent-inferred", "imported"]
+ScopeArg = Literal["project", "user"]
+_SCOPE_HELP = ("project or user store, when the server serves both (started with --user-store); "
+               "default: project")
 
 
 class PurgeConfirmation(BaseModel):
@@ -103,24 +113,26 @@ class _Server(MCPServer):
             raise
 
 
-def build_server(root: Path | None = None) -> MCPServer:
-    """The server over the store at `root` (default: $MEMORY_MCP_ROOT or ~/.memory-mcp/default).
+def build_server(root: Path | None = None, user_root: Path | None = None) -> MCPServer:
+    """The server over the store at `root` (default: $MEMORY_MCP_ROOT or ~/.memory-mcp/default), and
+    with `user_root` also over the user's global store: `root` is then the project scope.
 
-    The store is opened on the first call, so a misconfigured store is reported as a tool error the
+    The stores are opened on the first call, so a misconfigured store is reported as a tool error the
     agent can read rather than a server that never starts."""
-    holder: dict[str, Store] = {}
+    config = ScopeConfig(root, user_root)
+    holder: dict[str, Scopes] = {}
     opening = threading.Lock()
 
-    def store() -> Store:
-        with opening:  # two first calls at once must not open (or create) the store twice
-            if "store" not in holder:
-                holder["store"] = Store.open(root)
-            return holder["store"]
+    def scopes() -> Scopes:
+        with opening:  # two first calls at once must not open (or create) a store twice
+            if "scopes" not in holder:
+                holder["scopes"] = Scopes.open(config)
+            return holder["scopes"]
 
     async def call(fn, *args, **kwargs):  # type: ignore[no-untyped-def]
         """Run a blocking store call off the event loop; typed errors become tool errors."""
         try:
-            return await anyio.to_thread.run_sync(lambda: fn(store())(*args, **kwargs))
+            return await anyio.to_thread.run_sync(lambda: fn(scopes())(*args, **kwargs))
         except StoreError as e:
             raise ToolError(str(e)) from None
         except Exception as e:
@@ -142,10 +154,12 @@ def build_server(root: Path | None = None) -> MCPServer:
         source: Annotated[str, Field(description="Where it came from, e.g. 'session 2026-08-24'")] = "",
         supersedes: Annotated[list[str], Field(description="Ids of memories this one replaces")] = [],  # noqa: B006
         review_after: Annotated[str | None, Field(description="YYYY-MM-DD to review it")] = None,
+        scope: Annotated[ScopeArg | None, Field(description=_SCOPE_HELP)] = None,
     ) -> Annotated[CallToolResult, RememberResult]:
         """Store a durable memory (a file in the git-backed store). Returns its id, and `conflicts`:
         existing memories it may contradict, to settle with memory_resolve."""
-        r = await call(lambda s: s.remember, content, title, type, entities, trust, source, supersedes, review_after)
+        r = await call(lambda s: s.store(scope).remember, content, title, type, entities, trust, source, supersedes,
+                       review_after)
         return answer(r, render.remember(r))
 
     @mcp.tool(title="Recall", annotations=_READ_ONLY)
@@ -159,11 +173,13 @@ def build_server(root: Path | None = None) -> MCPServer:
         max_tokens: Annotated[int, Field(ge=0, description="Token budget for the list; 0 = none")] = 0,
         diversity: Annotated[float, Field(ge=0, le=1, description="0 = by relevance; higher spreads results")] = 0.0,
         min_score: Annotated[float, Field(ge=0, description="Drop results scoring below this")] = 0.0,
+        scope: Annotated[ScopeArg | None, Field(description="Only this store; default: project then user")] = None,
     ) -> Annotated[CallToolResult, RecallResult]:
         """Search long-term memory. Returns id, title and excerpt per memory (memory_read for the whole
         text). With no query and entities/types, lists matching memories newest first."""
-        r = await call(lambda s: s.recall, query, limit, types, entities, include_archived, include_deprecated,
-                       max_tokens, diversity, min_score)
+        r = await call(lambda s: s.recall, scope, query, limit=limit, types=types, entities=entities,
+                       include_archived=include_archived, include_deprecated=include_deprecated,
+                       max_tokens=max_tokens, diversity=diversity, min_score=min_score)
         return answer(r, render.recall(r))
 
     @mcp.tool(title="Read a memory", annotations=_READ_ONLY)
@@ -172,7 +188,7 @@ def build_server(root: Path | None = None) -> MCPServer:
         path: Annotated[str | None, Field(description="Or its path, e.g. memories/name.md")] = None,
     ) -> Annotated[CallToolResult, ReadResult]:
         """The whole memory: frontmatter, body, supersede chain both ways, and its git history."""
-        r = await call(lambda s: s.read, id, path)
+        r = await call(lambda s: (s.owner(id) if id else s.owner_of_path(path or "")).read, id, path)
         return answer(r, render.read(r))
 
     @mcp.tool(title="Update a memory", annotations=_WRITE)
@@ -187,7 +203,7 @@ def build_server(root: Path | None = None) -> MCPServer:
         review_after: Annotated[str | None, Field(description="YYYY-MM-DD, or '' to clear")] = None,
     ) -> Annotated[CallToolResult, ReadResult]:
         """Change a memory's text or fields in place. State changes go through memory_forget/memory_resolve."""
-        r = await call(lambda s: s.update, id, content, title, entities, type, trust, source, review_after)
+        r = await call(lambda s: s.owner(id).update, id, content, title, entities, type, trust, source, review_after)
         return answer(r, render.read(r))
 
     async def ask_before_purge(id: str, mode: str, confirm: bool, ctx: Context
@@ -200,7 +216,7 @@ def build_server(root: Path | None = None) -> MCPServer:
             return _not_asked(False)
         try:
             # Reconciled first: a memory a person archived in their editor a moment ago counts as archived.
-            found = await anyio.to_thread.run_sync(lambda: store().peek(id))
+            found = await anyio.to_thread.run_sync(lambda: scopes().owner(id).peek(id))
         except StoreError:
             found = None
         if found is None or found.detail == "active":
@@ -226,7 +242,7 @@ def build_server(root: Path | None = None) -> MCPServer:
             # The person said no: nothing may suggest overriding them with confirm=true.
             raise ToolError("[declined] the person did not confirm the purge; the memory is kept. "
                             "Do not purge it unless they ask again.")
-        r = await call(lambda s: s.forget, id, mode, reason, confirmed)
+        r = await call(lambda s: s.owner(id).forget, id, mode, reason, confirmed)
         return answer(r, render.forget(r))
 
     @mcp.tool(title="Resolve a conflict", annotations=_IDEMPOTENT_WRITE)
@@ -237,7 +253,7 @@ def build_server(root: Path | None = None) -> MCPServer:
     ) -> Annotated[CallToolResult, ResolveResult]:
         """Settle a pair raised by the conflict gate: `supersede` (id replaces other_id, which is
         archived) or `keep_both` (both stay; the pair is never raised again)."""
-        r = await call(lambda s: s.resolve, id, other_id, decision)
+        r = await call(lambda s: s.owner(id).resolve, id, other_id, decision)
         return answer(r, r.message)
 
     @mcp.tool(title="Feedback on a memory", annotations=_WRITE)
@@ -247,7 +263,7 @@ def build_server(root: Path | None = None) -> MCPServer:
         note: str = "",
     ) -> Annotated[CallToolResult, FeedbackResult]:
         """Report whether a recalled memory helped (+0.1) or misled (-0.2). At -0.5 it is withheld."""
-        r = await call(lambda s: s.feedback, id, helpful, note)
+        r = await call(lambda s: s.owner(id).feedback, id, helpful, note)
         text = f"{r.id} feedback {r.feedback}" + (" (withheld from recall)" if r.withheld else "")
         return answer(r, text)
 
@@ -255,33 +271,34 @@ def build_server(root: Path | None = None) -> MCPServer:
     async def memory_status() -> Annotated[CallToolResult, StatusResult]:
         """Counts, index coverage, unindexed files with reasons, pending conflicts, memories due for
         review, distillation candidates, withheld memories, git state."""
-        r = await call(lambda s: s.status)
+        r = await call(lambda s: s.store().status)
         return answer(r, render.status(r))
 
     @mcp.tool(title="Rebuild the index", annotations=_IDEMPOTENT_WRITE)
     async def memory_reindex(
+        ctx: Context,
         verify: Annotated[bool, Field(description="Re-hash every file and report drift")] = False,
     ) -> Annotated[CallToolResult, ReindexResult]:
-        """Rebuild the search index from the files (after bulk edits). Files are never changed."""
-        r = await call(lambda s: s.reindex, verify)
+        """Rebuild the search index from the files (after bulk edits). Files are never changed.
+        Reports progress (files done of all) to a caller that asked for it."""
+        r = await call(lambda s: s.reindex, verify, _progress_to(ctx))
         return answer(r, render.reindex(r))
+
+    def digest_text() -> str:
+        try:
+            return render.digest(scopes().digest())
+        except StoreError as e:
+            return f"memory store unavailable: {e}"
 
     @mcp.resource("memory://digest", name="digest", title="Memory digest", mime_type="text/markdown")
     def digest() -> str:
         """The most important memories, to read at session start."""
-        try:
-            return render.digest(store().digest())
-        except StoreError as e:
-            return f"memory store unavailable: {e}"
+        return digest_text()
 
-    @mcp.prompt(title="Load memory for a task")
+    @mcp.prompt(name="memory", title="Load memory for a task")
     def load_memory(topic: str = "") -> str:
         """Start a task with what long-term memory knows about it."""
-        lines = ["Before starting, here is what long-term memory holds.", ""]
-        try:
-            lines.append(render.digest(store().digest()))
-        except StoreError as e:
-            lines.append(f"(memory store unavailable: {e})")
+        lines = ["Before starting, here is what long-term memory holds.", "", digest_text()]
         if topic:
             lines += ["", f"Call memory_recall with query '{topic}' and follow what it returns."]
         return "\n".join(lines)
@@ -289,10 +306,68 @@ def build_server(root: Path | None = None) -> MCPServer:
     return mcp
 
 
-def serve(root: Path | None = None, http: bool = False, host: str = "127.0.0.1", port: int = 8765) -> None:
-    """Run the server over stdio (default) or streamable HTTP on `host:port/mcp`."""
-    server = build_server(root)
-    if http:
-        server.run("streamable-http", host=host, port=port)
-    else:
+def _progress_to(ctx: Context) -> Progress:
+    """A (done, total) callback for a worker thread that forwards MCP progress notifications to the
+    caller (a no-op unless it sent a progress token), at most one per percent and always increasing."""
+    sent, percent = -1, -1
+
+    def report(done: int, total: int) -> None:
+        nonlocal sent, percent
+        now = done * 100 // total if total else 100
+        if done <= sent or (now == percent and done < total):
+            return
+        sent, percent = done, now
+        anyio.from_thread.run(ctx.report_progress, done, total)
+
+    return report
+
+
+def is_loopback(host: str) -> bool:
+    """Whether `host` only accepts connections from this machine."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False  # a name other than localhost may resolve to anything
+
+
+class BearerAuth:
+    """ASGI middleware: every HTTP request must carry `Authorization: Bearer <token>`, else 401."""
+
+    def __init__(self, app: "ASGIApp", token: str) -> None:
+        self.app = app
+        self.token = token.encode()
+
+    async def __call__(self, scope: "Scope", receive: "Receive", send: "Send") -> None:
+        if scope["type"] == "http":
+            header = dict(scope["headers"]).get(b"authorization", b"")
+            kind, _, given = header.partition(b" ")
+            # compare_digest: the time taken must not tell a caller how much of a guess was right
+            if kind.lower() != b"bearer" or not hmac.compare_digest(given.strip(), self.token):
+                await send({"type": "http.response.start", "status": 401,
+                            "headers": [(b"www-authenticate", b"Bearer"), (b"content-type", b"text/plain")]})
+                await send({"type": "http.response.body", "body": b"missing or wrong bearer token\n"})
+                return
+        await self.app(scope, receive, send)
+
+
+def serve(root: Path | None = None, http: bool = False, host: str = "127.0.0.1", port: int = 8765,
+          token: str | None = None, user_root: Path | None = None) -> None:
+    """Run the server over stdio (default) or streamable HTTP on `host:port/mcp`.
+
+    Off loopback HTTP needs a bearer `token` (anyone who can reach the port could otherwise read and
+    write the memories); with a token, every request must carry it, on loopback too."""
+    ScopeConfig(root, user_root).check()
+    server = build_server(root, user_root)
+    if not http:
         server.run()
+        return
+    if not token and not is_loopback(host):
+        raise InvalidArgument(f"serving on {host} (not loopback) needs a bearer token: set MEMORY_MCP_TOKEN "
+                              "or pass --token, and give clients the header 'Authorization: Bearer <token>'.")
+    import uvicorn
+
+    app = server.streamable_http_app(host=host)
+    uvicorn.run(BearerAuth(app, token) if token else app, host=host, port=port,
+                log_level=server.settings.log_level.lower())

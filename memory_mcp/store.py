@@ -90,6 +90,8 @@ DISTILL_AGE_DAYS = 30
 LIST_LIMIT = 20
 RECALL_MAX = 50
 FORGET_MODES = ("archive", "deprecate", "restore", "purge")
+# What the session digest shows before anything else, in this order.
+DIGEST_FIRST = ("preference", "decision")
 
 
 def default_root() -> Path:
@@ -551,7 +553,7 @@ class Store:
         truncated = False
         for s, row in head[:limit]:
             hit = _hit(row, s)
-            cost = ranking.estimate_tokens(f"{row.path} {row.title} {row.excerpt}") + 8
+            cost = ranking.hit_tokens(row.path, row.title, row.excerpt)
             if opts.max_tokens and hits and spent + cost > opts.max_tokens:
                 truncated = True
                 break
@@ -798,16 +800,19 @@ class Store:
             return done
 
     # ------------------------------------------------------------------ digest
-    def digest(self, limit: int = 15) -> list[Hit]:
-        """The memories worth loading at session start: active preferences and decisions first, by rank."""
+    def digest(self, limit: int = 40) -> list[Hit]:
+        """The memories worth loading at session start: active preferences, then decisions (each by
+        rank), then every other active memory newest first. Callers cut the list to a token budget."""
         with self._session() as index:
             now = datetime.now(UTC)
-            order = {"preference": 0, "decision": 1, "knowledge": 2, "fact": 3, "reference": 4, "episode": 5}
             rows = [r for r in index.rows() if r.state == State.ACTIVE and not ranking.withheld(r.feedback)]
             usage = index.usage(r.id for r in rows)
-            rows.sort(key=lambda r: (order.get(r.type, 9), -ranking.score(
-                1.0, r.trust, r.state, r.updated, usage.get(r.id, (0, None))[0], r.feedback, now)))
-            return [_hit(r, 1.0) for r in rows[:limit]]
+            first = sorted((r for r in rows if r.type in DIGEST_FIRST), key=lambda r: (
+                DIGEST_FIRST.index(r.type), -ranking.score(1.0, r.trust, r.state, r.updated,
+                                                           usage.get(r.id, (0, None))[0], r.feedback, now)))
+            rest = sorted((r for r in rows if r.type not in DIGEST_FIRST),
+                          key=lambda r: (r.updated or r.created or "", r.id), reverse=True)
+            return [_hit(r, 1.0) for r in (first + rest)[:limit]]
 
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")

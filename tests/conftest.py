@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import contextlib
 import os
+import socket
 import subprocess
 import sys
-from collections.abc import AsyncIterator
+import time
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
@@ -160,3 +162,36 @@ def fm_value(path: Path, key: str) -> str | None:
         if line.startswith(f"{key}:"):
             return line[len(key) + 1:].strip()
     return None
+
+
+# ---------------------------------------------------------------- HTTP server
+def free_port() -> int:
+    with socket.socket() as sk:
+        sk.bind(("127.0.0.1", 0))
+        return sk.getsockname()[1]
+
+
+@contextlib.contextmanager
+def http_server(store: Path, *args: str, env: dict[str, str] | None = None) -> Iterator[int]:
+    """`memory-mcp serve --http` on a free port (extra `args` after it); yields the port once the
+    server accepts connections on loopback, and stops it afterwards."""
+    port = free_port()
+    log = store.parent / f"http-{port}.log"
+    store.parent.mkdir(parents=True, exist_ok=True)
+    with open(log, "wb") as err:
+        proc = subprocess.Popen([str(EXE), "serve", "--http", "--port", str(port), *args],
+                                env=server_env(store, store.parent, env), stdout=subprocess.DEVNULL, stderr=err)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            assert proc.poll() is None, f"server exited: {log.read_text(errors='replace')[-500:]}"
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "server did not start listening"
+                time.sleep(0.1)
+        yield port
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)

@@ -65,8 +65,8 @@ async def test_digest_resource_and_prompt(s: Session) -> None:
     res = await s.client.read_resource("memory://digest")
     assert "kestrel" in res.contents[0].text.lower()
     prompts = {p.name for p in (await s.client.list_prompts()).prompts}
-    assert "load_memory" in prompts
-    p = await s.client.get_prompt("load_memory", {"topic": "kestrel"})
+    assert "memory" in prompts  # the name issue 7 gives it: /mcp__memory__memory in Claude Code
+    p = await s.client.get_prompt("memory", {"topic": "kestrel"})
     assert "kestrel" in p.messages[0].content.text.lower()
 
 

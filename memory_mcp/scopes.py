@@ -1,0 +1,196 @@
+"""Scopes: a project's own store and the user's global store, served together by one server.
+
+Reads see both (the project's memories first); a write goes to the store its `scope` names (the
+project's by default). Ids are ULIDs, unique across stores, so a call by id finds its store by
+asking each in turn. Each store stays a whole `Store`: this module only routes and merges, so the
+rules about files, git and the index live in store.py alone.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from . import ranking
+from .errors import InvalidArgument
+from .reconcile import Progress
+from .results import Coverage, Hit, RecallResult, ReindexResult
+from .store import DIGEST_FIRST, Store, default_root
+
+PROJECT = "project"
+USER = "user"
+USER_ROOT_ENV = "MEMORY_MCP_USER_ROOT"
+
+
+def user_root(path: Path | None = None) -> Path:
+    """The user's global store: `path`, else $MEMORY_MCP_USER_ROOT, else ~/.memory-mcp/default
+    (the same folder a single-store server uses when nothing else is configured)."""
+    if path is not None:
+        return path.expanduser().resolve()
+    env = os.environ.get(USER_ROOT_ENV)
+    return Path(env).expanduser().resolve() if env else Path.home() / ".memory-mcp" / "default"
+
+
+def configured_user_root(option: str | bool | None) -> Path | None:
+    """The user store a command was given: `--user-store PATH`, a bare `--user-store` (True: the
+    default user store) or, without the option, $MEMORY_MCP_USER_ROOT. None: one store, no scopes."""
+    if option is None:
+        return user_root() if os.environ.get(USER_ROOT_ENV) else None
+    return user_root(None if option is True else Path(str(option)))
+
+
+@dataclass(frozen=True)
+class ScopeConfig:
+    """Where the stores are. `user` None means one store and no scopes."""
+
+    project: Path | None = None
+    user: Path | None = None
+
+    def check(self) -> None:
+        """Refuse a project store that is the user store: one folder cannot be both scopes."""
+        if self.user is not None and (self.project or default_root()).expanduser().resolve() == self.user:
+            raise InvalidArgument(
+                f"the project store and the user store are the same folder ({self.user}); "
+                "give --store a folder of the project's own (e.g. PROJECT/.memory).")
+
+
+class Scopes:
+    """The stores one server serves, in read order (the project's first)."""
+
+    def __init__(self, stores: dict[str, Store]) -> None:
+        self.stores = stores
+        self.default = next(iter(stores))
+
+    @classmethod
+    def open(cls, config: ScopeConfig) -> Scopes:
+        """Open (or create) the stores of `config`."""
+        config.check()
+        project = Store.open(config.project)
+        if config.user is None:
+            return cls({PROJECT: project})
+        return cls({PROJECT: project, USER: Store.open(config.user)})
+
+    @property
+    def scoped(self) -> bool:
+        return len(self.stores) > 1
+
+    def close(self) -> None:
+        for store in self.stores.values():
+            store.close()
+
+    def store(self, scope: str | None = None) -> Store:
+        """The store `scope` names; without a scope, the project's (the one the server was started on)."""
+        if scope is None:
+            return self.stores[self.default]
+        if not self.scoped:
+            raise InvalidArgument("this server serves one store, so there is no scope to choose; omit "
+                                  "scope, or start the server with --user-store to have project and user scopes.")
+        if scope not in self.stores:
+            raise InvalidArgument(f"scope must be one of {', '.join(self.stores)}.")
+        return self.stores[scope]
+
+    def owner(self, id: str) -> Store:
+        """The store holding memory `id`; the default store when none does (its NotFound then says so)."""
+        if self.scoped:
+            for store in self.stores.values():
+                if store.peek(id) is not None:
+                    return store
+        return self.stores[self.default]
+
+    def owner_of_path(self, path: str) -> Store:
+        """The store a memory path belongs to: an absolute path by its folder, a relative one by
+        which store has that file (the project's first)."""
+        if self.scoped:
+            given = Path(path)
+            for store in self.stores.values():
+                if given.is_absolute() and given.resolve().is_relative_to(store.root):
+                    return store
+                if not given.is_absolute() and (store.root / given).is_file():
+                    return store
+        return self.stores[self.default]
+
+    def scope_of(self, store: Store) -> str:
+        return next(name for name, s in self.stores.items() if s is store)
+
+    # ------------------------------------------------------------------ reads across scopes
+    def recall(self, scope: str | None, query: str = "", limit: int = 8, max_tokens: int = 0,
+               **options: object) -> RecallResult:
+        """Recall from the named store, or from all of them (the project's hits first, then the
+        user's, within one `limit` and one `max_tokens` budget). Hits name their scope."""
+        if scope is not None or not self.scoped:
+            store = self.store(scope)
+            result = store.recall(query, limit=limit, max_tokens=max_tokens, **options)  # type: ignore[arg-type]
+            return self._tagged(result, self.scope_of(store)) if self.scoped else result
+        parts: list[RecallResult] = []
+        hits: list[Hit] = []
+        cut = False
+        for name, store in self.stores.items():
+            left = limit - len(hits)
+            budget = max_tokens - sum(ranking.hit_tokens(h.path, h.title, h.excerpt) for h in hits)
+            cut = cut or bool(max_tokens and budget <= 0 and left > 0)
+            if left <= 0 or cut:
+                break
+            part = self._tagged(store.recall(query, limit=left, max_tokens=budget if max_tokens else 0,
+                                             **options), name)  # type: ignore[arg-type]
+            parts.append(part)
+            hits += part.results
+        return RecallResult(
+            results=hits, coverage=_merged_coverage([p.coverage for p in parts]),
+            pending_conflicts=sum(p.pending_conflicts for p in parts),
+            truncated=cut or any(p.truncated for p in parts),
+            # An entity that one store's dictionary.md knows is not unknown.
+            unknown_entities=sorted(set.intersection(*(set(p.unknown_entities) for p in parts))))
+
+    @staticmethod
+    def _tagged(result: RecallResult, scope: str) -> RecallResult:
+        result.results = [replace(h, scope=scope) for h in result.results]
+        return result
+
+    def digest(self) -> list[Hit]:
+        """The session digest over every store: preferences and decisions first (the project's before
+        the user's within a type), then everything else newest first."""
+        if not self.scoped:
+            return self.stores[self.default].digest()
+        lists = [[replace(h, scope=name) for h in store.digest()] for name, store in self.stores.items()]
+        every = [h for hits in lists for h in hits]
+        first = sorted((h for h in every if h.type in DIGEST_FIRST), key=lambda h: DIGEST_FIRST.index(h.type))
+        rest = sorted((h for h in every if h.type not in DIGEST_FIRST), key=lambda h: h.updated or "", reverse=True)
+        return first + rest
+
+    def reindex(self, verify: bool = False, progress: Progress | None = None) -> ReindexResult:
+        """Reindex every store; progress counts files across all of them."""
+        if not self.scoped:
+            return self.stores[self.default].reindex(verify, progress)
+        results: list[tuple[str, ReindexResult]] = []
+        walked = [0]  # files of the stores already reindexed, as their walks counted them
+        for name, store in self.stores.items():
+            results.append((name, store.reindex(verify, _offset(progress, walked))))
+        first = results[0][1]
+        return ReindexResult(
+            mode=first.mode, indexed=sum(r.indexed for _, r in results),
+            unindexed=sum(r.unindexed for _, r in results), seconds=round(sum(r.seconds for _, r in results), 3),
+            drift=[f"{name}: {d}" for name, r in results for d in r.drift],
+            note="; ".join(f"{name}: {r.note}" for name, r in results))
+
+
+def _offset(progress: Progress | None, walked: list[int]) -> Progress | None:
+    """One store's (done, total), shifted past the files of the stores reindexed before it; its last
+    total is added to `walked` for the next store."""
+    if progress is None:
+        return None
+    before = walked[0]
+    report: Callable[[int, int], None] = progress
+
+    def shifted(done: int, total: int) -> None:
+        walked[0] = before + total
+        report(before + done, before + total)
+
+    return shifted
+
+
+def _merged_coverage(parts: list[Coverage]) -> Coverage:
+    return Coverage(indexed=sum(c.indexed for c in parts), unindexed=sum(c.unindexed for c in parts),
+                    changed=sum(c.changed for c in parts), complete=all(c.complete for c in parts),
+                    note="; ".join(c.note for c in parts if c.note))
