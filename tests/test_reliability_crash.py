@@ -15,7 +15,7 @@ import pytest
 from conftest import ToolFailed, fm_file, git, make_store, open_server
 from reliability_support import git_out, index_tables, kill_tree, rebuilt_tables, server_pids
 
-from memory_mcp.history import History
+from memory_mcp.errors import Busy
 from memory_mcp.lock import StoreLock
 from memory_mcp.store import Store
 
@@ -119,7 +119,9 @@ def test_stale_git_index_lock_from_a_killed_process_does_not_block_the_next_one(
 
 
 def test_git_index_lock_of_a_live_git_process_is_left_alone(tmp_path: Path) -> None:
-    """A person's `git commit` waiting in their editor holds index.lock: it is theirs, not stale."""
+    """A person's `git commit` waiting in their editor holds index.lock: it is theirs, not stale. A
+    write meanwhile is refused as [store_busy]; its file, already written whole, is committed by the
+    first call after the person's commit is done."""
     store = make_store(tmp_path / "store")
     editor = tmp_path / "editor.sh"
     editor.write_text("#!/bin/sh\nsleep 30\n")
@@ -128,17 +130,26 @@ def test_git_index_lock_of_a_live_git_process_is_left_alone(tmp_path: Path) -> N
     proc = subprocess.Popen(["git", "-C", str(store), "-c", "user.name=Ada", "-c", "user.email=a@b",
                              "-c", f"core.editor={editor}", "commit", "-a"], stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
+    core = Store.open(store)
     try:
         deadline = time.monotonic() + 10
         lock = store / ".git" / "index.lock"
         while not lock.exists() and time.monotonic() < deadline:
             time.sleep(0.02)
         assert lock.exists()
-        History(store)._clear_stale_lock()
+        with pytest.raises(Busy, match="git lock is held"):
+            core.remember("The wryneck nests in old woodpecker holes.")
         assert lock.exists()
-    finally:
-        proc.kill()
+        kill_tree(proc.pid)  # the person gives up on their commit; git leaves its lock behind
         proc.wait()
+        [hit] = core.recall("wryneck").results
+        assert hit.path in git(store, "show", "--name-only", "--format=", "HEAD")
+        assert git(store, "status", "--porcelain", "--", "memories").strip() == ""
+    finally:
+        core.close()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
 
 
 def test_our_lock_is_released_by_the_kernel_when_its_holder_dies(tmp_path: Path) -> None:
