@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import json
 import os
 import sys
 from pathlib import Path
 
 from . import claude_code, render, scopes
 from .errors import StoreError
+from .files import atomic_write
+from .progress import ProgressBar
+from .transfer import KINDS
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -29,6 +34,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="bearer token HTTP clients must send (default: $MEMORY_MCP_TOKEN; prefer the variable: "
                         "other users can read command lines)")
     _user_store_option(s)
+    s.add_argument("--no-watch", dest="watch", action="store_false", default=None,
+                   help="no file watcher: walk the store on every call (also MEMORY_MCP_WATCH=0)")
     i = sub.add_parser("init", parents=[common], help="create a new store")
     i.add_argument("path", nargs="?", type=Path)
     sub.add_parser("status", parents=[common], help="counts, coverage, conflicts, review and problems")
@@ -45,6 +52,14 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser("demo", parents=[common], help="a guided run on a new store (a temporary one without --store)")
     sub.add_parser("watch", parents=[common], help="keep the index warm while you edit (foreground; Ctrl-C stops)")
     sub.add_parser("sync", parents=[common], help="pull from and push to the store's git remote")
+    imp = sub.add_parser("import", parents=[common], help="import memories from another tool or an export")
+    imp.add_argument("kind", choices=KINDS, help="claude-code: an auto-memory folder; mcp-memory: the official "
+                     "MCP memory server's JSONL graph; paste: one memory per line; export: memory-mcp JSON")
+    imp.add_argument("path", type=Path, help="file or folder to import; - reads standard input")
+    imp.add_argument("--keep-trust", action="store_true",
+                     help="keep an export's trust levels (restoring your own export) instead of `imported`")
+    exp = sub.add_parser("export", parents=[common], help="write every memory to one portable JSON file")
+    exp.add_argument("path", nargs="?", type=Path, help="file to write (default: standard output)")
     inst = sub.add_parser("install", parents=[common], help="register the server with a client")
     inst.add_argument("client", choices=["claude-code"])
     inst.add_argument("--scope", choices=["local", "project", "user"], default="local",
@@ -73,7 +88,8 @@ def main(argv: list[str] | None = None) -> int:
             serve(args.store, http=getattr(args, "http", False), host=getattr(args, "host", "127.0.0.1"),
                   port=getattr(args, "port", 8765),
                   token=getattr(args, "token", None) or os.environ.get("MEMORY_MCP_TOKEN") or None,
-                  user_root=scopes.configured_user_root(getattr(args, "user_store", None)))
+                  user_root=scopes.configured_user_root(getattr(args, "user_store", None)),
+                  watch=getattr(args, "watch", None))
             return 0
         from .store import Store, default_root, init_store
 
@@ -94,8 +110,6 @@ def main(argv: list[str] | None = None) -> int:
                                   include_deprecated=args.all)
             print(render.recall(result))
         elif command == "reindex":
-            from .progress import ProgressBar
-
             with ProgressBar("reindex") as bar:
                 result = store.reindex(verify=args.verify, progress=bar)
             print(render.reindex(result))
@@ -107,9 +121,27 @@ def main(argv: list[str] | None = None) -> int:
             from .watch import watch
 
             print(f"watching {store.root} (Ctrl-C stops)", flush=True)
-            watch(store, lambda report: print(render.reconcile(report), flush=True))
+            with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C is how a person stops it
+                watch(store, lambda report: print(render.reconcile(report), flush=True))
         elif command == "sync":
-            print(store.sync())
+            with ProgressBar("sync") as bar:
+                print(store.sync(progress=bar).summary())
+        elif command == "import":
+            stdin = sys.stdin.read() if str(args.path) == "-" else None
+            with ProgressBar("import") as bar:
+                report = store.import_memories(args.kind, None if stdin is not None else args.path, stdin,
+                                               keep_trust=args.keep_trust, progress=bar)
+            print(report.summary())
+        elif command == "export":
+            doc = store.export()
+            text = json.dumps(doc, ensure_ascii=False, indent=1) + "\n"
+            if args.path is None:
+                sys.stdout.write(text)
+            else:
+                atomic_write(args.path, text)
+                print(f"exported {doc['count']} memories to {args.path}")
+            for left in doc["not_exported"]:
+                print(f"not exported: {left['path']}: {left['reason']}", file=sys.stderr)
         elif command == "install":
             print(claude_code.register(claude_code.Install(
                 args.scope, store.root, Path.cwd(), Path.home(), hook=args.hook,

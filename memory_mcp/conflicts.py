@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from dataclasses import dataclass
 
@@ -48,12 +49,15 @@ def pair_hash(a: str, b: str) -> str:
     return hashlib.sha256(f"{x}:{y}".encode()).hexdigest()[:16]
 
 
-def term_set(text: str) -> set[str]:
-    """The planner's content stems of `text`: what two memories must share to be about one topic."""
-    return set(query.stems(text))
+@functools.lru_cache(maxsize=8192)
+def term_set(text: str) -> frozenset[str]:
+    """The planner's content stems of `text`: what two memories must share to be about one topic.
+
+    Cached: a bulk import runs the gate once per memory over mostly the same candidate rows."""
+    return frozenset(query.stems(text))
 
 
-def jaccard(a: set[str], b: set[str]) -> float:
+def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     return len(a & b) / len(a | b) if a and b else 0.0
 
 

@@ -20,17 +20,20 @@ class Dictionary:
     version: str = ""
 
     @classmethod
-    def load(cls, path: Path) -> Dictionary:
-        """Read dictionary.md; a missing file is an empty dictionary."""
+    def load(cls, path: Path, previous: Dictionary | None = None) -> Dictionary:
+        """Read dictionary.md; a missing file is an empty dictionary. `previous` comes back as it is
+        when the file still holds the text it was parsed from (the file is read on every call)."""
         try:
             text = path.read_text(encoding="utf-8", errors="replace")
         except (FileNotFoundError, IsADirectoryError):
             return cls(version="")
+        if previous is not None and previous.version == _version(text):
+            return previous
         return cls.parse(text)
 
     @classmethod
     def parse(cls, text: str) -> Dictionary:
-        d = cls(version=hashlib.sha256(text.encode()).hexdigest()[:16])
+        d = cls(version=_version(text))
         in_code = False
         for line in text.splitlines():
             if line.strip().startswith("```"):
@@ -73,3 +76,7 @@ class Dictionary:
             if self and n.lower() not in self.canonical:
                 unknown[n] = None
         return list(out), list(unknown)
+
+
+def _version(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:16]

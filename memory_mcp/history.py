@@ -10,7 +10,7 @@ from pathlib import Path
 
 import git
 
-from .errors import RepoBusy, SyncFailed
+from .errors import RepoBusy
 
 FALLBACK_NAME = "memory-mcp"
 FALLBACK_EMAIL = "memory-mcp@localhost"
@@ -181,38 +181,6 @@ class History:
             return [p for p in paths if p]
         keep = set(wanted)
         return [p for p in paths if p in keep]
-
-    def sync(self) -> str:
-        """Pull (rebase) from the branch's upstream, else the first remote, and push back.
-
-        Returns what happened, for people; raises SyncFailed with git's own words when it cannot."""
-        if not self.repo.remotes:
-            return "no git remote configured; add one with `git remote add origin URL`"
-        try:
-            head = self.repo.active_branch
-        except TypeError:
-            raise SyncFailed("HEAD is detached; check out a branch first.") from None
-        upstream = head.tracking_branch()
-        remote = upstream.remote_name if upstream else self.repo.remotes[0].name
-        branch = upstream.remote_head if upstream else head.name
-        g = self.repo.git
-        self._clear_stale_lock()
-        notes = []
-        try:
-            if g.ls_remote("--heads", remote, branch).strip():
-                # --autostash: a person's own uncommitted changes in the store do not block the pull.
-                g.pull("--rebase", "--autostash", remote, branch, env=self._env)
-                notes.append(f"pulled {remote}/{branch}")
-            g.push("-u", remote, f"{head.name}:{branch}", env=self._env)
-            notes.append(f"pushed to {remote}/{branch}")
-        except git.GitCommandError as e:
-            git_dir = Path(self.repo.git_dir)
-            if (git_dir / "rebase-merge").exists() or (git_dir / "rebase-apply").exists():
-                g.rebase("--abort")
-                notes.append("the pull conflicted and was undone; merge by hand with `git pull`")
-            said = " ".join(str(e.stderr).replace("stderr:", "").strip().strip("'").split())[:300]
-            raise SyncFailed("; ".join([*notes, f"git said: {said}"])) from None
-        return "; ".join(notes)
 
     def log(self, path: str, limit: int = 20) -> list[Commit]:
         """The commits that touched one file, newest first, following renames."""

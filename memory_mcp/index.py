@@ -49,6 +49,7 @@ CREATE INDEX IF NOT EXISTS entities_by_row ON entities(memory_rowid);
 CREATE INDEX IF NOT EXISTS memories_by_content ON memories(content_key);
 CREATE TABLE IF NOT EXISTS secret_flags (path TEXT NOT NULL, kind TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS secret_flags_by_path ON secret_flags(path);
+CREATE INDEX IF NOT EXISTS files_with_error ON files(path) WHERE error IS NOT NULL;
 CREATE TABLE IF NOT EXISTS usage (
     id TEXT PRIMARY KEY, recall_count INTEGER NOT NULL DEFAULT 0, last_recalled TEXT
 );
@@ -174,6 +175,17 @@ class Index:
         """Every known file: its stat and hash as last seen, and its parse error if it had one."""
         return {p: (FileStat(m, s, h), e) for p, m, s, h, e in
                 self.conn.execute("SELECT path, mtime_ns, size, sha, error FROM files")}
+
+    def file_stats_under(self, paths: Iterable[str]) -> dict[str, tuple[FileStat, str | None]]:
+        """Like `file_stats`, for the files at each of `paths` or below it (a path read as a folder)."""
+        out: dict[str, tuple[FileStat, str | None]] = {}
+        for path in set(paths):
+            # '/' + 1 is '0': the range holds exactly the paths that start with `path/`.
+            for p, m, s, h, e in self.conn.execute(
+                    "SELECT path, mtime_ns, size, sha, error FROM files WHERE path = ? OR (path >= ? AND path < ?)",
+                    (path, path + "/", path + "0")):
+                out[p] = (FileStat(m, s, h), e)
+        return out
 
     def set_file(self, path: str, stat: FileStat, error: str | None = None) -> None:
         self.conn.execute(

@@ -1,8 +1,10 @@
 """Files -> index, on every tool call: stat gate, then sha256, then reindex of what changed.
 
-This module only reads files and writes the index, with one exception the design asks for: an
-archived memory whose body a person edited becomes active again (its file is rewritten). What
-changed is reported so the store can commit the hand edits to git.
+Two ways to find candidates, one per-file path after that: a walk of all of memories/ (the stat
+gate decides what to read), or, when a watcher vouches for the rest of the tree, only the paths it
+saw change. This module only reads files and writes the index, with one exception the design asks
+for: an archived memory whose body a person edited becomes active again (its file is rewritten).
+What changed is reported so the store can commit the hand edits to git.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import hashlib
 import os
 import stat as stat_mod
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -28,6 +30,7 @@ DUPLICATE_ID = "duplicate id"
 # file modified up to this long before the previous scan began is still treated as racily clean.
 RACY_MARGIN_NS = 2_000_000_000
 _TEMP_SUFFIXES = (".tmp", ".swp", ".swx", "~", ".bak", ".orig")
+_SYMLINK = "symbolic link: not followed (links may lead out of the store)"
 
 
 @dataclass
@@ -48,6 +51,8 @@ class ReconcileReport:
     new_errors: list[str] = field(default_factory=list)  # paths that became unparseable this call
     dictionary_changed: bool = False
     aborted: str | None = None  # why deletions were not swept (an unreadable folder)
+    walked: bool = False  # the whole of memories/ was walked (not only the paths a watcher named)
+    folders: list[str] = field(default_factory=list)  # folders walked because a watcher named them
     seconds: float = 0.0
 
     @property
@@ -62,15 +67,21 @@ class _Seen:
     st: os.stat_result
 
 
-def _walk(root: Path) -> tuple[list[_Seen], list[Unindexed], str | None]:
-    """Every candidate memory file under memories/, the links refused, and an abort reason.
+def _skipped(name: str) -> bool:
+    """Names no walk looks at: hidden files and folders, editor and backup leftovers."""
+    return name.startswith((".", "#")) or name.endswith(_TEMP_SUFFIXES)
+
+
+def _walk(root: Path, start: str | None = None) -> tuple[list[_Seen], list[Unindexed], str | None]:
+    """Every candidate memory file under memories/ (or under `start`, a folder inside it), the
+    links refused, and an abort reason.
 
     Plain strings rather than pathlib: this runs on every tool call over every file."""
     seen: list[_Seen] = []
     refused: list[Unindexed] = []
     aborted: str | None = None
     prefix = len(str(root)) + 1
-    stack = [os.path.join(root, MEMORIES)]
+    stack = [start or os.path.join(root, MEMORIES)]
     while stack:
         folder = stack.pop()
         try:
@@ -85,12 +96,12 @@ def _walk(root: Path) -> tuple[list[_Seen], list[Unindexed], str | None]:
             continue
         for entry in entries:
             name = entry.name
-            if name.startswith((".", "#")) or name.endswith(_TEMP_SUFFIXES):
+            if _skipped(name):
                 continue
             rel = entry.path[prefix:].replace(os.sep, "/")
             if entry.is_symlink():
                 if name.endswith(".md"):
-                    refused.append(Unindexed(rel, "symbolic link: not followed (links may lead out of the store)"))
+                    refused.append(Unindexed(rel, _SYMLINK))
                 continue
             if entry.is_dir(follow_symlinks=False):
                 stack.append(entry.path)
@@ -105,6 +116,56 @@ def _walk(root: Path) -> tuple[list[_Seen], list[Unindexed], str | None]:
     return seen, refused, aborted
 
 
+def _gather(root: Path, paths: Collection[str]) -> tuple[list[_Seen], list[Unindexed], str | None, list[str]]:
+    """What a walk would find at `paths` (store-relative; a folder stands for all below it), and
+    which of them were folders.
+
+    Paths outside memories/, under a skipped name, or below a link or a non-folder are nothing a
+    walk would reach, so they count as absent."""
+    seen: dict[str, _Seen] = {}
+    refused: list[Unindexed] = []
+    aborted: str | None = None
+    folders: list[str] = []
+    for rel in sorted(set(paths)):
+        parts = rel.split("/")
+        if parts[0] != MEMORIES or any(_skipped(p) for p in parts[1:]) or not _plain_folders(root, parts[:-1]):
+            continue
+        full = os.path.join(root, *parts)
+        try:
+            st = os.lstat(full)
+        except FileNotFoundError:
+            continue
+        except OSError as e:
+            aborted = aborted or f"cannot read {rel}: {e.strerror}"
+            continue
+        if stat_mod.S_ISDIR(st.st_mode):
+            folders.append(rel)
+            found, links, why = _walk(root, full)
+            seen.update((s.rel, s) for s in found)
+            refused += links
+            aborted = aborted or why
+        elif not rel.endswith(".md") or len(parts) < 2:
+            continue
+        elif stat_mod.S_ISLNK(st.st_mode):
+            refused.append(Unindexed(rel, _SYMLINK))
+        elif stat_mod.S_ISREG(st.st_mode):
+            seen[rel] = _Seen(rel, full, st)
+    return sorted(seen.values(), key=lambda s: s.rel), refused, aborted, folders
+
+
+def _plain_folders(root: Path, parts: list[str]) -> bool:
+    """Whether each of these nested path parts is a real folder (the walk follows no links)."""
+    path = str(root)
+    for part in parts:
+        path = os.path.join(path, part)
+        try:
+            if not stat_mod.S_ISDIR(os.lstat(path).st_mode):
+                return False
+        except OSError:
+            return False
+    return True
+
+
 Progress = Callable[[int, int], None]
 """Called with (files done, files in all) while a reconcile walks the store."""
 Tracked = Callable[[list[str]], set[str]]
@@ -112,61 +173,92 @@ Tracked = Callable[[list[str]], set[str]]
 
 
 def reconcile(root: Path, index: Index, dictionary: Dictionary, *, force: bool = False,
-              progress: Progress | None = None, tracked: Tracked | None = None) -> ReconcileReport:
+              progress: Progress | None = None, changed: Collection[str] = (),
+              walk: bool = True, tracked: Tracked | None = None) -> ReconcileReport:
     """Bring the index up to date with the files. `force` re-hashes and re-parses every file.
 
-    `tracked` settles which of two files with one id holds the memory; without it, the first seen."""
+    `tracked` settles which of two files with one id holds the memory; without it, the first seen.
+
+    `changed` names store-relative paths a watcher saw change since the last reconcile (a folder
+    stands for everything below it): they are hashed even when their stat looks unchanged. With
+    `walk=False` only those paths, and files refused for a duplicate id, are looked at; a changed
+    dictionary or `force` walks the whole tree all the same."""
     started = time.time_ns()
     report = ReconcileReport()
-    seen, refused, aborted = _walk(root)
-    report.scanned = len(seen)
-    report.aborted = aborted
-    known = index.file_stats()
-    last_start = int(index.get_meta("last_scan_start_ns") or 0)
-    if index.get_meta("dictionary_version") != dictionary.version:
-        report.dictionary_changed = index.get_meta("dictionary_version") is not None
+    stored_version = index.get_meta("dictionary_version")
+    if stored_version != dictionary.version:
+        report.dictionary_changed = stored_version is not None
         force = True
+    walk = walk or force
+    if not walk and not changed:
+        return report  # the watcher saw nothing: no file to look at, nothing to write
+    last_start = int(index.get_meta("last_scan_start_ns") or 0)
+    if walk:
+        seen, refused, aborted = _walk(root)
+        known = index.file_stats()
+    else:
+        # The other copy of a file refused for a duplicate id may be what changed: look again.
+        duplicates = [p for p, e in index.errors() if e.startswith(DUPLICATE_ID)]
+        seen, refused, aborted, report.folders = _gather(root, [*changed, *duplicates])
+        known = index.file_stats_under([*changed, *duplicates])
+    report.scanned, report.aborted, report.walked = len(seen), aborted, walk
     with index.transaction():
-        for done, item in enumerate(seen):
-            if progress and done % 100 == 0:
-                progress(done, len(seen))
-            prev = known.get(item.rel)
-            mtime, size = item.st.st_mtime_ns, item.st.st_size
-            # Stat gate. A file modified at or after the previous scan began may have been changed again
-            # within the timestamp granularity, so it is hashed anyway ("racily clean", as git does).
-            # Files refused for a duplicate id are re-checked every time: the other copy may be gone.
-            recheck = force or bool(prev and prev[1] and prev[1].startswith(DUPLICATE_ID))
-            if (not recheck and prev and prev[0].mtime_ns == mtime and prev[0].size == size
-                    and mtime + RACY_MARGIN_NS < last_start):
-                continue
-            try:
-                raw = Path(item.abs).read_bytes()
-            except OSError as e:
-                _record_error(index, report, item.rel, FileStat(mtime, size, ""), f"cannot read: {e.strerror}", prev)
-                continue
-            fstat = FileStat(mtime, size, hashlib.sha256(raw).hexdigest())
-            if not recheck and prev and prev[0].sha == fstat.sha:
-                index.set_file(item.rel, fstat, prev[1])
-                continue
-            _index_file(root, index, dictionary, report, item.rel, raw, fstat, prev, tracked)
-        if progress:
-            progress(len(seen), len(seen))  # the walk is done: a bar (or a client) sees it complete
+        _check_files(root, index, dictionary, report, seen, known, set(changed), force, last_start, progress,
+                     tracked)
         for item in refused:
             _record_error(index, report, item.path, FileStat(0, 0, ""), item.reason, known.get(item.path))
         if aborted is None:
-            present = {s.rel for s in seen} | {r.path for r in refused}
-            for path in known:
-                if path not in present and not (root / path).exists():
-                    row = index.get_by_path(path)
-                    if row and not row.provisional:
-                        report.removed_ids[path] = row.id
-                    index.remove_path(path)
-                    report.removed.append(path)
-            index.set_meta("last_scan_start_ns", str(started))
+            _sweep(root, index, report, known, {s.rel for s in seen} | {r.path for r in refused})
+            if walk:
+                # Only a walk looked at every file, so only a walk moves the racily-clean horizon.
+                index.set_meta("last_scan_start_ns", str(started))
         index.set_meta("dictionary_version", dictionary.version)
         index.set_meta("last_reconcile", now_iso())
     report.seconds = (time.time_ns() - started) / 1e9
     return report
+
+
+def _check_files(root: Path, index: Index, dictionary: Dictionary, report: ReconcileReport, seen: list[_Seen],
+                 known: dict[str, tuple[FileStat, str | None]], changed: set[str], force: bool, last_start: int,
+                 progress: Progress | None, tracked: Tracked | None = None) -> None:
+    """Stat gate, hash and parse each candidate file; index what changed."""
+    for done, item in enumerate(seen):
+        if progress and done % 100 == 0:
+            progress(done, len(seen))
+        prev = known.get(item.rel)
+        mtime, size = item.st.st_mtime_ns, item.st.st_size
+        # Stat gate. A file modified at or after the previous scan began may have been changed again
+        # within the timestamp granularity, so it is hashed anyway ("racily clean", as git does).
+        # A path the watcher saw change is hashed whatever its stat says (`touch -d` can restore it).
+        # Files refused for a duplicate id are re-checked every time: the other copy may be gone.
+        recheck = force or bool(prev and prev[1] and prev[1].startswith(DUPLICATE_ID))
+        if (not recheck and item.rel not in changed and prev and prev[0].mtime_ns == mtime
+                and prev[0].size == size and mtime + RACY_MARGIN_NS < last_start):
+            continue
+        try:
+            raw = Path(item.abs).read_bytes()
+        except OSError as e:
+            _record_error(index, report, item.rel, FileStat(mtime, size, ""), f"cannot read: {e.strerror}", prev)
+            continue
+        fstat = FileStat(mtime, size, hashlib.sha256(raw).hexdigest())
+        if not recheck and prev and prev[0].sha == fstat.sha:
+            index.set_file(item.rel, fstat, prev[1])
+            continue
+        _index_file(root, index, dictionary, report, item.rel, raw, fstat, prev, tracked)
+    if progress:
+        progress(len(seen), len(seen))  # the walk is done: a bar (or a client) sees it complete
+
+
+def _sweep(root: Path, index: Index, report: ReconcileReport, known: dict[str, tuple[FileStat, str | None]],
+           present: set[str]) -> None:
+    """Forget the known files that are gone."""
+    for path in known:
+        if path not in present and not (root / path).exists():
+            row = index.get_by_path(path)
+            if row and not row.provisional:
+                report.removed_ids[path] = row.id
+            index.remove_path(path)
+            report.removed.append(path)
 
 
 def _record_error(index: Index, report: ReconcileReport, rel: str, fstat: FileStat, reason: str,

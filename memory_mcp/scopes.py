@@ -64,13 +64,13 @@ class Scopes:
         self.default = next(iter(stores))
 
     @classmethod
-    def open(cls, config: ScopeConfig) -> Scopes:
-        """Open (or create) the stores of `config`."""
+    def open(cls, config: ScopeConfig, watch: bool = False) -> Scopes:
+        """Open (or create) the stores of `config`; `watch` keeps a file watcher on each."""
         config.check()
-        project = Store.open(config.project)
+        project = Store.open(config.project, watch=watch)
         if config.user is None:
             return cls({PROJECT: project})
-        return cls({PROJECT: project, USER: Store.open(config.user)})
+        return cls({PROJECT: project, USER: Store.open(config.user, watch=watch)})
 
     @property
     def scoped(self) -> bool:

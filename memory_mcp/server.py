@@ -113,21 +113,37 @@ class _Server(MCPServer):
             raise
 
 
-def build_server(root: Path | None = None, user_root: Path | None = None) -> MCPServer:
+class ScopesHandle:
+    """The server's stores, opened on the first call (so a misconfigured store is reported as a tool
+    error the agent can read rather than a server that never starts) and closed when it stops."""
+
+    def __init__(self, config: ScopeConfig, watch: bool = False) -> None:
+        self.config = config
+        self.watch = watch
+        self._scopes: Scopes | None = None
+        self._opening = threading.Lock()
+
+    def __call__(self) -> Scopes:
+        with self._opening:  # two first calls at once must not open (or create) a store twice
+            if self._scopes is None:
+                self._scopes = Scopes.open(self.config, watch=self.watch)
+            return self._scopes
+
+    def close(self) -> None:
+        """Stop the watchers and close the indexes; called once the server has stopped serving (the
+        worker threads of the calls in flight have finished by then)."""
+        with self._opening:
+            if self._scopes is not None:
+                self._scopes.close()
+                self._scopes = None
+
+
+def build_server(root: Path | None = None, user_root: Path | None = None,
+                 scopes: ScopesHandle | None = None) -> MCPServer:
     """The server over the store at `root` (default: $MEMORY_MCP_ROOT or ~/.memory-mcp/default), and
-    with `user_root` also over the user's global store: `root` is then the project scope.
-
-    The stores are opened on the first call, so a misconfigured store is reported as a tool error the
-    agent can read rather than a server that never starts."""
-    config = ScopeConfig(root, user_root)
-    holder: dict[str, Scopes] = {}
-    opening = threading.Lock()
-
-    def scopes() -> Scopes:
-        with opening:  # two first calls at once must not open (or create) a store twice
-            if "scopes" not in holder:
-                holder["scopes"] = Scopes.open(config)
-            return holder["scopes"]
+    with `user_root` also over the user's global store: `root` is then the project scope. `scopes`,
+    when given, is a handle its owner closes (`serve` passes one that keeps a file watcher)."""
+    scopes = scopes or ScopesHandle(ScopeConfig(root, user_root))
 
     async def call(fn, *args, **kwargs):  # type: ignore[no-untyped-def]
         """Run a blocking store call off the event loop; typed errors become tool errors."""
@@ -353,21 +369,30 @@ class BearerAuth:
 
 
 def serve(root: Path | None = None, http: bool = False, host: str = "127.0.0.1", port: int = 8765,
-          token: str | None = None, user_root: Path | None = None) -> None:
+          token: str | None = None, user_root: Path | None = None, watch: bool | None = None) -> None:
     """Run the server over stdio (default) or streamable HTTP on `host:port/mcp`.
+
+    `watch` keeps a file watcher on each store (None: $MEMORY_MCP_WATCH decides; on by default).
 
     Off loopback HTTP needs a bearer `token` (anyone who can reach the port could otherwise read and
     write the memories); with a token, every request must carry it, on loopback too."""
-    ScopeConfig(root, user_root).check()
-    server = build_server(root, user_root)
-    if not http:
-        server.run()
-        return
-    if not token and not is_loopback(host):
+    from .watch import enabled
+
+    config = ScopeConfig(root, user_root)
+    config.check()
+    if http and not token and not is_loopback(host):
         raise InvalidArgument(f"serving on {host} (not loopback) needs a bearer token: set MEMORY_MCP_TOKEN "
                               "or pass --token, and give clients the header 'Authorization: Bearer <token>'.")
-    import uvicorn
+    handle = ScopesHandle(config, watch=enabled(watch))
+    server = build_server(scopes=handle)
+    try:
+        if not http:
+            server.run()
+            return
+        import uvicorn
 
-    app = server.streamable_http_app(host=host)
-    uvicorn.run(BearerAuth(app, token) if token else app, host=host, port=port,
-                log_level=server.settings.log_level.lower())
+        app = server.streamable_http_app(host=host)
+        uvicorn.run(BearerAuth(app, token) if token else app, host=host, port=port,
+                    log_level=server.settings.log_level.lower())
+    finally:
+        handle.close()

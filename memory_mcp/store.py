@@ -19,11 +19,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+import yaml
 from git import GitCommandError
 from ulid import ULID
 
-from . import conflicts, files, lifecycle, query, ranking
+from . import conflicts, files, lifecycle, query, ranking, transfer
 from .dictionary import Dictionary
 from .errors import (
     Busy,
@@ -36,6 +38,7 @@ from .errors import (
     NotFound,
     RepoBusy,
     SecretDetected,
+    StoreError,
     TooLarge,
     Unwritable,
 )
@@ -81,6 +84,12 @@ from .results import (
     UnindexedFile,
 )
 from .secrets import Finding, scan
+from .sync import SyncResult
+from .sync import run as sync_remote
+from .transfer import DUPLICATE, Batch, ImportConflict, ImportReport, Incoming, Skipped
+
+if TYPE_CHECKING:
+    from .watch import Watcher
 
 log = logging.getLogger("memory_mcp")
 TEMPLATE = Path(__file__).resolve().parent / "store_template"
@@ -151,24 +160,29 @@ class _Loaded:
 class Store:
     """One memory store: a git work tree of markdown files and its derived index."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, watch: bool = False) -> None:
         self.root = root
         self.history = History(root)
         self.lock = StoreLock(Path(self.history.repo.git_dir) / "memory-mcp.lock")
         self.dictionary = Dictionary()
+        self.watcher: Watcher | None = None
         self._index: Index | None = None
         self._index_ino: int | None = None
         self._last: ReconcileReport | None = None
         self._recovered = False
         self._notice = ""  # something the next answer with a coverage must tell (an index rebuilt)
+        self._walk_next = True  # the index is new to this process, or the last walk was incomplete
+        if watch:
+            self.start_watching()
 
     # ------------------------------------------------------------------ opening
     @classmethod
-    def open(cls, root: Path | None = None, create: bool = True) -> Store:
+    def open(cls, root: Path | None = None, create: bool = True, watch: bool = False) -> Store:
         """Open the store at `root` (default: $MEMORY_MCP_ROOT or ~/.memory-mcp/default).
 
         A missing folder is created from the template when `create`; a folder that is not a store
-        is refused, never overwritten."""
+        is refused, never overwritten. `watch` keeps a file watcher (see watch.py) so each call
+        reconciles only what changed; one-shot commands leave it off."""
         root = (root or default_root()).expanduser().resolve()
         if not is_store(root):
             if create and (not root.exists() or not any(root.iterdir())):
@@ -180,9 +194,24 @@ class Store:
                 raise InvalidStore(
                     f"{root} is not a memory store (a git work tree with a memories/ folder); "
                     "run `memory-mcp init PATH` on a new folder, or point MEMORY_MCP_ROOT at a store.")
-        return cls(root)
+        return cls(root, watch=watch)
+
+    def start_watching(self) -> Watcher:
+        """Keep a file watcher on the store from now on (it starts with the next call)."""
+        if self.watcher is None:
+            from .watch import Watcher
+
+            self.watcher = Watcher(self.root, self.root / DERIVED)
+        return self.watcher
 
     def close(self) -> None:
+        """Stop the watcher, if any, and close the index."""
+        if self.watcher is not None:
+            self.watcher.close()
+            self.watcher = None
+        self._close_index()
+
+    def _close_index(self) -> None:
         if self._index is not None:
             self._index.close()
             self._index = None
@@ -198,7 +227,8 @@ class Store:
         except FileNotFoundError:
             ino = None
         if self._index is None or ino is None or ino != self._index_ino:
-            self.close()
+            self._close_index()
+            self._walk_next = True  # a new index file holds nothing this process has checked
             try:
                 self._index = Index.open(self.index_path)
             except sqlite3.DatabaseError as e:
@@ -254,7 +284,7 @@ class Store:
     def _rebuild_damaged_index(self, reason: str) -> None:
         log.warning("index %s damaged (%s); rebuilding it", self.index_path, reason)
         with self.lock.hold():
-            self.close()
+            self._close_index()
             for leftover in self.index_path.parent.glob(INDEX_FILE + "*"):
                 leftover.unlink(missing_ok=True)
             self._sync(self._ensure_index())
@@ -269,12 +299,20 @@ class Store:
             "and one written without its commit is committed by the next call.") from None
 
     def _sync(self, index: Index, force: bool = False, progress: Progress | None = None) -> ReconcileReport:
-        self.dictionary = Dictionary.load(self.root / "dictionary.md")
+        """Reconcile: only the paths the watcher saw change when it can vouch for the rest, else a
+        walk of everything with the stat gate. Hand edits found are committed."""
+        self.dictionary = Dictionary.load(self.root / "dictionary.md", self.dictionary)
+        plan = self.watcher.plan() if self.watcher else None
+        walk = plan is None or plan.walk or self._walk_next
         report = reconcile(self.root, index, self.dictionary, force=force, progress=progress,
+                           changed=plan.paths if plan else (), walk=walk,
                            tracked=self.history.tracked)
         self._last = report
+        self._walk_next = report.aborted is not None
         if report.reindexed or report.removed or report.dictionary_changed:
             self._commit_hand_edits(index, report)
+        if plan and self.watcher:
+            self.watcher.settled(plan, walked=report.walked and report.aborted is None, folders=report.folders)
         return report
 
     def _recover(self, index: Index) -> None:
@@ -791,13 +829,111 @@ class Store:
         with self._session():
             return self._last or ReconcileReport()
 
-    # ------------------------------------------------------------------ sync
-    def sync(self) -> str:
-        """Pull from and push to the store's git remote, then index what arrived."""
-        with self.lock.hold():
-            done = self.history.sync()
-            self._sync(self._ensure_index())
-            return done
+    # ------------------------------------------------------------------ sync, import, export
+    def sync(self, progress: Progress | None = None) -> SyncResult:
+        """Pull from and push to the store's git remote, merging memory by memory; the index converges by
+        reconcile. A memory both sides changed beyond a field merge becomes an open conflict pair."""
+        def settle(merged: bool) -> None:
+            # Progress is shown for the reconcile after a merge, the one that may index many files.
+            report = self._sync(self._ensure_index(), progress=progress if merged else None)
+            if merged and progress:
+                progress(report.scanned, report.scanned)
+
+        # The network parts run outside the store lock; the merge and reconciles run inside it.
+        return sync_remote(self.history, self._new_path, settle, self.lock.hold)
+
+    def import_memories(self, kind: str, path: Path | None = None, text: str | None = None,
+                        keep_trust: bool = False, progress: Progress | None = None) -> ImportReport:
+        """Import memories of `kind` (see transfer.KINDS) from `path` or `text`, committed as one commit.
+
+        Every memory passes the checks of memory_remember (credentials, sizes), duplicates are skipped,
+        the conflict gate pairs collisions for memory_resolve. Imported memories get `trust: imported`
+        unless `keep_trust` (restoring one's own export)."""
+        batch = transfer.read(kind, path, text)
+        report = ImportReport(kind, batch.source, refused=[Skipped(o, r) for o, r in batch.unreadable])
+        with self._session() as index, index.transaction():
+            purged = transfer.purged_ids(self.history) if any(i.keep_id for i in batch.items) else {}
+            written: list[_Loaded] = []
+            for done, item in enumerate(batch.items):
+                if progress:
+                    progress(done, len(batch.items))
+                try:
+                    loaded = self._import_one(index, item, batch, keep_trust, purged, report)
+                except StoreError as e:
+                    report.refused.append(Skipped(item.origin, f"[{e.code}] {e.message}"))
+                    continue
+                if loaded:
+                    written.append(loaded)
+            if progress:
+                progress(len(batch.items), len(batch.items))
+            report.imported = [w.mem.id for w in written]
+            if written:
+                report.commit = self.history.commit_paths(
+                    [w.rel for w in written], f"import: {len(written)} memories from {kind} {Path(batch.source).name}",
+                    report.imported, f"skipped: {len(report.skipped)}, refused: {len(report.refused)}, "
+                    f"conflicts: {len(report.conflicts)}")
+        return report
+
+    def _import_one(self, index: Index, item: Incoming, batch: Batch, keep_trust: bool,
+                    purged: dict[str, datetime], report: ImportReport) -> _Loaded | None:
+        """Check one incoming memory and write it (not committed), or record why it was skipped."""
+        mem = item.mem
+        if item.sha256 and item.sha256 != transfer.sha256(mem):
+            raise InvalidArgument("its content hash does not match: the record was changed after export")
+        if not keep_trust:
+            mem.trust = Trust.IMPORTED
+        self._check_text(mem.body, None, mem.source)
+        mem.entities = self.dictionary.normalise_all(self._check_entities(mem.entities))[0]
+        # The other free-text fields an export carries reach the file too.
+        _check_short(deprecated_reason=mem.deprecated_reason)
+        if mem.extra:
+            _check_inputs(frontmatter=yaml.safe_dump(mem.extra, allow_unicode=True))
+        if item.keep_id:
+            row = index.get(mem.id)
+            skip = transfer.stale_reason(row, mem, purged.get(mem.id), batch.exported_at)
+            if skip:
+                report.skipped.append(Skipped(item.origin, skip, mem.id))
+                return None
+            if row:  # a newer version of a memory the store has: keep both, as a pair to settle
+                mem.conflicts_with.append(mem.id)
+                mem.id, item.keep_id = str(ULID()), False
+        dup = next((r for r in index.by_content(content_key(mem.body)) if r.state != State.DEPRECATED), None)
+        if dup:
+            report.skipped.append(Skipped(item.origin, DUPLICATE, dup.id))
+            return None
+        if not mem.id:
+            mem.id, mem.provisional = str(ULID()), False
+        if mem.state == State.ACTIVE and not mem.superseded_by:
+            # Only live memories contradict; an export's archived or superseded ones are history.
+            found = conflicts.neighbours(index, conflicts.Subject(
+                mem.id, mem.title, mem.excerpt, mem.entities, mem.updated, mem.distinct_from))
+            mem.conflicts_with = list(dict.fromkeys([*mem.conflicts_with, *(
+                n.row.id for n in found if n.row.id not in mem.supersedes)]))
+        fresh = [i for i in mem.conflicts_with if index.get(i)]
+        if fresh:
+            report.conflicts.append(ImportConflict(mem.id, item.origin, fresh))
+        loaded = _Loaded(mem, self._import_path(item, mem))
+        self._write(index, loaded)
+        return loaded
+
+    def _import_path(self, item: Incoming, mem: Memory) -> str:
+        """An export's own path when it is a free memory path, else a new one."""
+        if item.keep_id and item.path and item.path.startswith(f"{MEMORIES}/") and item.path.endswith(".md"):
+            try:
+                rel = self._resolve_path(item.path)
+            except StoreError:
+                rel = ""
+            if rel == item.path and not (self.root / rel).exists():
+                return rel
+        return self._new_path(mem.title, mem.id)
+
+    def export(self) -> dict:
+        """Every indexed memory as one portable JSON document (see transfer.export_document); files
+        that could not be indexed are listed in it with the reason, not silently left out."""
+        with self._session() as index:
+            out = [(row.path, self._load(index, row.id, for_write=False).mem)
+                   for row in sorted(index.rows(), key=lambda r: r.path)]
+            return transfer.export_document(out, now_iso(), index.errors())
 
     # ------------------------------------------------------------------ digest
     def digest(self, limit: int = 40) -> list[Hit]:

@@ -1,30 +1,301 @@
-"""`memory-mcp watch`: keep the index warm while a person edits, instead of waiting for the next call.
+"""The store watcher: file events tell each call what changed, instead of a walk of the whole store.
 
-Every tool call reconciles anyway; watching only moves that work (and the `reconcile:` commit of a
-hand edit) to the moment the file is saved, so a big edit session does not slow the next recall.
+A `Watcher` keeps a watchfiles watch (the Rust `notify` crate: inotify on Linux) on memories/,
+.derived/ and dictionary.md. Its events pile up in watchfiles' own thread between calls, so an idle
+server costs nothing. Each reconcile first catches up: it creates a marker file in .derived/ and
+takes events until the marker's own event comes through. One inotify queue delivers a watch's
+events in the order the changes happened, so by then every change made before the call is in hand,
+however fresh; the call then looks only at the paths those events name.
+
+When the watcher cannot vouch for the files it has no event for, the plan says "walk", and the
+reconcile walks everything with the stat gate, as it does with no watcher at all: right after the
+watch starts (changes made before it are not events), when a watched folder or the dictionary was
+replaced (the watch follows the old one), when catching up fails or times out (watchfiles may drop
+events it was about to return on a timeout), when so many events came at once that the kernel's
+queue may have overflowed (watchfiles drops that notice), when the watch died, and every
+`SWEEP_SECONDS` as a safety net for what no event reports (edits over a network file system).
+
+The server uses one per store, under the store lock, on every call. `memory-mcp watch` runs the
+same object in the foreground and reconciles as soon as files change (`watch`).
 """
 
 from __future__ import annotations
 
+import contextlib
+import logging
+import os
+import platform
 import threading
-from collections.abc import Callable
+import time
+import uuid
+from collections.abc import Callable, Collection
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-import watchfiles
+if TYPE_CHECKING:
+    from .reconcile import ReconcileReport
+    from .store import Store
 
-from .reconcile import ReconcileReport
-from .store import Store
+log = logging.getLogger("memory_mcp")
+
+WATCH_ENV = "MEMORY_MCP_WATCH"
+DICTIONARY = "dictionary.md"
+# The marker's event comes back in tens of microseconds; a quarter second only on a machine so
+# loaded that the stat gate is the better bet anyway.
+CATCH_UP_SECONDS = 0.25
+# Safety sweep: bounds how long a change no event reported stays unseen. A walk of 10k files costs
+# tens of milliseconds, so once in five minutes is a rounding error on any call pattern.
+SWEEP_SECONDS = 300.0
+# inotify queues at most fs.inotify.max_queued_events (16,384 by default) and drops the rest;
+# watchfiles swallows the overflow notice. A quarter of that many events between two calls means a
+# burst big enough to have overflowed, so walk instead of trusting the events.
+BURST_EVENTS = 4096
+QUIET_MS = 300  # `memory-mcp watch`: wait this long for an editor's save to settle
+_POLL_SECONDS = 2.0  # `memory-mcp watch` without a working watch: stat-gate walks this often
 
 
-def _relevant(change: watchfiles.Change, path: str) -> bool:
-    name = Path(path).name
-    return (name.endswith(".md") and not name.startswith((".", "#"))) or name == "dictionary.md"
+def enabled(flag: bool | None = None) -> bool:
+    """Whether a server keeps a watcher: `flag` when given (a command-line option), else
+    $MEMORY_MCP_WATCH (0 or 1); on when neither says."""
+    if flag is not None:
+        return flag
+    return os.environ.get(WATCH_ENV, "1").strip().lower() not in ("0", "false", "no", "off")
 
 
-def watch(store: Store, on_report: Callable[[ReconcileReport], None],
-          stop: threading.Event | None = None, debounce_ms: int = 300) -> None:
-    """Reconcile after every batch of saved changes under memories/ or to dictionary.md, until `stop`."""
-    paths = [store.root / "memories", store.root / "dictionary.md"]
-    for _ in watchfiles.watch(*[p for p in paths if p.exists()], watch_filter=_relevant,
-                              debounce=debounce_ms, stop_event=stop, raise_interrupt=False):
-        on_report(store.refresh())
+@dataclass(frozen=True)
+class Plan:
+    """What the next reconcile has to look at."""
+
+    paths: frozenset[str]  # store-relative paths under memories/ that changed since the last reconcile
+    walk: bool  # the watcher cannot vouch for the other files: walk them all with the stat gate
+    why: str  # why a walk ("" when none)
+    made: float  # time.monotonic() when the plan was made
+    generation: int  # which watch the plan came from (each start is a new one)
+
+
+class Watcher:
+    """A watch on one store. Not thread-safe on its own: the store calls `plan` and `settled`
+    under its lock, and `wait` is for the single thread of `memory-mcp watch`."""
+
+    def __init__(self, root: Path, derived: Path) -> None:
+        # Imported here: the server imports this module at start for `enabled`, before it needs
+        # any of the store's modules.
+        from .reconcile import MEMORIES
+
+        self.root = root
+        self._memories = MEMORIES
+        self._derived = derived
+        self._roots = (root / MEMORIES, derived, root / DICTIONARY)
+        self._prefix = str(root) + os.sep
+        self._notify: Any = None  # watchfiles' RustNotify; its thread gathers events between calls
+        self._identity: tuple[tuple[int, int] | None, ...] = ()
+        self._generation = 0
+        self._primed = False  # a walk that began after this watch started has been settled
+        self._paths: set[str] = set()
+        self._second_look: set[str] = set()  # folders walked once, to walk again on the next call
+        self._events = 0  # events taken since the last reconcile
+        self._last_walk = 0.0
+        self._retry_at = 0.0
+        self._root_event = False
+        self._marker = f"watch-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        self._seq = 0
+        self.why_off = "not started"
+
+    @property
+    def running(self) -> bool:
+        return self._notify is not None
+
+    # ------------------------------------------------------------------ the store's side
+    def plan(self) -> Plan:
+        """Catch up with every change made so far and say what the next reconcile must look at."""
+        now = time.monotonic()
+        if self._notify is not None and self._identity != self._identify():
+            self._stop("a watched folder or the dictionary was replaced", retry_after=0)
+        if self._notify is None and time.monotonic() >= self._retry_at:
+            self._start()
+        if self._notify is not None and self._catch_up() and self._root_event:
+            self._root_event = False
+            if self._identity != self._identify():
+                self._stop("a watched folder or the dictionary was replaced", retry_after=0)
+                self._start()
+        why = (self.why_off if self._notify is None
+               else "the watch just started" if not self._primed
+               else f"{self._events} events at once" if self._events >= BURST_EVENTS
+               else "safety sweep" if now - self._last_walk >= SWEEP_SECONDS
+               else "")
+        return Plan(frozenset(self._paths), bool(why), why, now, self._generation)
+
+    def settled(self, plan: Plan, walked: bool, folders: Collection[str] = ()) -> None:
+        """The reconcile of `plan` is in the index. A complete walk vouches for every other file.
+
+        `folders` were walked because events named them. Each is walked once more on the next
+        call: the watch on a new folder is added only after the batch of events that announced it,
+        so a file created in it just after this walk may have no event of its own."""
+        self._paths -= plan.paths
+        self._second_look = set(folders) - self._second_look
+        self._paths |= self._second_look
+        self._events = 0
+        if walked:
+            self._last_walk = plan.made
+            self._primed = self._notify is not None and plan.generation == self._generation
+
+    def close(self) -> None:
+        """Stop watching for good."""
+        self._stop("closed", retry_after=float("inf"))
+
+    # ------------------------------------------------------------------ `memory-mcp watch`
+    def wait(self, stop: threading.Event | None = None, quiet_ms: int = QUIET_MS) -> bool:
+        """Block until memory files or the dictionary change (True) or `stop` is set (False).
+        Ctrl-C raises KeyboardInterrupt."""
+        while not (stop and stop.is_set()):
+            if self._notify is None:
+                # Nothing to wait on: let the caller walk with the stat gate now and then.
+                if stop is None:
+                    time.sleep(_POLL_SECONDS)
+                    return True
+                return not stop.wait(_POLL_SECONDS)
+            try:
+                # No timeout: a watchfiles timeout may drop events that arrive as it returns.
+                got = self._notify.watch(quiet_ms, 50, 0, stop)
+            except RuntimeError as e:
+                self._stop(f"the watch stopped: {e}", retry_after=SWEEP_SECONDS)
+                continue
+            if got == "signal":
+                raise KeyboardInterrupt
+            if got == "stop":
+                return False
+            if self._take(got, None)[1]:
+                return True
+        return False
+
+    # ------------------------------------------------------------------ inside
+    def _identify(self) -> tuple[tuple[int, int] | None, ...]:
+        """(device, inode) of each watched root: a different one means it was replaced."""
+        out: list[tuple[int, int] | None] = []
+        for path in self._roots:
+            try:
+                st = os.stat(path)
+                out.append((st.st_dev, st.st_ino))
+            except OSError:
+                out.append(None)
+        return tuple(out)
+
+    def _start(self) -> None:
+        now = time.monotonic()
+        memories, derived, _ = self._roots
+        if not memories.is_dir() or not derived.is_dir():
+            self.why_off, self._retry_at = "memories/ or .derived/ is missing", now
+            return
+        if _native_events_unreliable():
+            self._stop("file events do not see every edit here (WSL, or WATCHFILES_FORCE_POLLING)", float("inf"))
+            return
+        # Identify before watching: a root replaced in between then shows as a mismatch, not as
+        # a watch silently following the old folder.
+        identity = self._identify()
+        try:
+            from watchfiles._rust_notify import RustNotify
+
+            notify = RustNotify([str(p) for p, i in zip(self._roots, identity, strict=True) if i], False, False,
+                                300, True, False)
+        except (OSError, RuntimeError) as e:
+            self._stop(f"cannot watch: {e}", retry_after=SWEEP_SECONDS)
+            return
+        if repr(notify).startswith("RustNotify(Poll"):
+            # watchfiles fell back to polling, whose scans do not keep the order of changes.
+            notify.close()
+            self._stop("no native file events on this system", float("inf"))
+            return
+        self._notify, self._identity = notify, identity
+        self._generation += 1
+        self._primed = False
+        self._root_event = False
+        self.why_off = ""
+
+    def _stop(self, why: str, retry_after: float) -> None:
+        if self._notify is not None:
+            if why != "closed":
+                # A restart (retry at once) is routine; a watch that failed is worth a warning.
+                log.log(logging.INFO if retry_after == 0 else logging.WARNING,
+                        "file watcher off (%s); the stat gate finds changes meanwhile", why)
+            self._notify.close()
+            self._notify = None
+        self._primed = False
+        self.why_off = why
+        self._retry_at = time.monotonic() + retry_after
+
+    def _catch_up(self) -> bool:
+        """Take every event up to now: write a marker and take events until its own comes.
+        False (and the watch is restarted or stopped) when that fails."""
+        self._seq += 1
+        marker = os.path.join(self._derived, f"{self._marker}-{self._seq}")
+        try:
+            os.close(os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
+        except OSError as e:
+            self._stop(f"cannot write the watch marker: {e.strerror}", retry_after=SWEEP_SECONDS)
+            return False
+        try:
+            deadline = time.monotonic() + CATCH_UP_SECONDS
+            while True:
+                left_ms = int((deadline - time.monotonic()) * 1000)
+                # Step 0: the marker's event is microseconds away, and a 1 ms step would cost more
+                # than the rest of a no-op call.
+                got = self._notify.watch(10, 0, max(left_ms, 1), None) if left_ms > 0 else "timeout"
+                if got == "signal":
+                    raise KeyboardInterrupt
+                if isinstance(got, str):
+                    self._stop("catching up with file events timed out", retry_after=0)
+                    self._start()
+                    return False
+                if self._take(got, marker)[0]:
+                    return True
+        except RuntimeError as e:  # WatchfilesRustInternalError, or a closed watch
+            self._stop(f"the watch stopped: {e}", retry_after=SWEEP_SECONDS)
+            return False
+        finally:
+            with contextlib.suppress(OSError):
+                os.unlink(marker)
+
+    def _take(self, batch: set[tuple[int, str]], marker: str | None) -> tuple[bool, bool]:
+        """Record a batch of events: (the marker came, a memory file or the dictionary changed)."""
+        self._events += len(batch)
+        found = relevant = False
+        for _change, path in batch:
+            if path == marker:
+                found = True
+            elif path.startswith(self._prefix):
+                rel = path[len(self._prefix):].replace(os.sep, "/")
+                if rel.startswith(self._memories + "/"):
+                    self._paths.add(rel)
+                    relevant = True
+                elif rel in (self._memories, DICTIONARY):
+                    self._root_event = relevant = True
+                elif path == str(self._derived):
+                    self._root_event = True
+        return found, relevant
+
+
+def _native_events_unreliable() -> bool:
+    """WSL's Windows drives send no inotify events for edits made from Windows, and a person who
+    sets WATCHFILES_FORCE_POLLING says native events do not work for them."""
+    forced = os.environ.get("WATCHFILES_FORCE_POLLING", "").strip().lower()
+    if forced and forced not in ("false", "disable", "disabled"):
+        return True
+    return "microsoft" in platform.uname().release.lower()
+
+
+def watch(store: Store, on_report: Callable[[ReconcileReport], None], stop: threading.Event | None = None,
+          quiet_ms: int = QUIET_MS) -> None:
+    """`memory-mcp watch`: index (and commit) hand edits as they are saved, until `stop` or Ctrl-C.
+
+    The watcher a server keeps, run in the foreground: each batch of changes goes through
+    `Store.refresh`, the same path every tool call takes. `on_report` hears of every reconcile
+    that changed something."""
+    watcher = store.start_watching()
+    report = store.refresh()
+    while True:
+        if report.changed or report.dictionary_changed:
+            on_report(report)
+        if not watcher.wait(stop, quiet_ms):
+            return
+        report = store.refresh()

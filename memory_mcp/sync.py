@@ -1,0 +1,404 @@
+"""Sync a store with its git remote: fetch, merge memory by memory, push.
+
+A merge, not a rebase: a rebase replays each local commit and can stop on every one of them, while a
+merge meets each file once and is undone with one `git merge --abort`. Files one memory each make most
+merges clean. Where both sides changed one memory, the fields are merged three ways; what cannot be
+merged without choosing (both sides rewrote the text, or set one field to different values) is kept
+twice: the remote's version stays at its path (other clones already have it), the local version
+becomes a new memory whose `conflicts_with` names the other, so `memory_status` lists the pair and
+`memory_resolve` settles it like any conflict the gate raised. A memory deleted on one side and
+edited on the other keeps the edit. Both sides' lines of `dictionary.md` are kept.
+"""
+
+from __future__ import annotations
+
+import binascii
+import contextlib
+import os
+import tempfile
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+
+import git
+from ulid import ULID
+
+from . import files
+from .errors import ParseError, SyncFailed
+from .history import History
+from .model import Memory, now_iso, parse_iso
+
+PUSH_ATTEMPTS = 3
+DICTIONARY = "dictionary.md"
+# Set-like fields: a three-way merge keeps what either side added and drops what either side removed.
+_LIST_FIELDS = ("entities", "conflicts_with", "distinct_from", "supersedes")
+# Fields that are not the memory's content: identity, bookkeeping merged by rule, parse state.
+_NOT_COMPARED = {"id", "body", "updated", "created", "feedback", "extra", "provisional", *_LIST_FIELDS}
+# Ordered from the most specific cause to the least; git's own words are matched in lower case.
+_CAUSES: tuple[tuple[tuple[str, ...], str], ...] = (
+    (("authentication failed", "could not read username", "could not read password", "permission denied",
+      "returned error: 401", "returned error: 403", "terminal prompts disabled", "access denied"),
+     "the remote refused our credentials; check that `git fetch` works in the store (SSH key or "
+     "credential helper) and run memory-mcp sync again"),
+    (("could not resolve host", "connection refused", "network is unreachable", "timed out",
+      "failed to connect", "connection reset", "could not connect", "no route to host",
+      "connection closed"),
+     "the remote could not be reached (network down, or a wrong URL); nothing was changed, try again later"),
+    (("does not appear to be a git repository", "repository not found", "not found"),
+     "there is no git repository at the remote's URL; check it with `git remote -v`"),
+)
+
+
+@dataclass(frozen=True)
+class ConflictPair:
+    """A memory both sides changed beyond a field merge: kept as `id` (remote) and `copy_id` (local)."""
+
+    id: str
+    copy_id: str
+    path: str
+    copy_path: str
+
+
+@dataclass
+class SyncResult:
+    """What one sync did, for people and for tests."""
+
+    remote: str
+    branch: str
+    pulled: int = 0
+    pushed: int = 0
+    merged: list[str] = field(default_factory=list)  # memories both sides changed, merged field by field
+    conflicts: list[ConflictPair] = field(default_factory=list)
+    kept_edits: list[str] = field(default_factory=list)  # deleted on one side, edited on the other: kept
+    dictionary_merged: bool = False
+
+    def summary(self) -> str:
+        """One readable paragraph."""
+        where = f"{self.remote}/{self.branch}"
+        lines = [f"pulled {self.pulled} commit(s) from {where}, pushed {self.pushed}"]
+        if self.merged:
+            lines.append(f"{len(self.merged)} memory file(s) changed on both sides were merged field by field")
+        if self.kept_edits:
+            lines.append(f"{len(self.kept_edits)} memory file(s) deleted on one side and edited on the other "
+                         "were kept with the edit: " + ", ".join(self.kept_edits))
+        if self.dictionary_merged:
+            lines.append("dictionary.md changed on both sides: both sides' lines were kept")
+        for c in self.conflicts:
+            lines.append(f"conflict: {c.id} was changed on both sides; the remote version stays at {c.path}, "
+                         f"this machine's version is now {c.copy_id} ({c.copy_path}). Settle the pair with "
+                         "memory_resolve (supersede or keep_both); memory-mcp status lists it")
+        return "\n".join(lines)
+
+
+class _Unmergeable(Exception):
+    """A conflicted path this module does not decide for a person."""
+
+
+def run(history: History, new_path: Callable[[str, str], str], settle: Callable[[bool], object],
+        lock: Callable[[], AbstractContextManager[object]]) -> SyncResult:
+    """Fetch, merge and push the store's branch.
+
+    Only the merge holds the store's write lock (`lock()`), so agents are not kept waiting on the
+    network. `settle(merged)` runs under the lock before the merge (False: hand edits are committed
+    first) and after one (True: the index catches up with what arrived). `new_path(title, id)` names
+    the files of conflict copies. Raises SyncFailed with a sentence saying what to do; the store is
+    never left mid-merge."""
+    repo = history.repo
+    _check_ready(repo)
+    remote, branch = _target(repo)
+    result = SyncResult(remote, branch)
+    for _ in range(PUSH_ATTEMPTS):
+        theirs = _fetch(history, remote, branch)
+        with lock():
+            _check_ready(repo)
+            settle(False)
+            if theirs is not None:
+                result.pulled += _count(repo, f"HEAD..{theirs}")
+                if _merge(history, theirs, result, new_path):
+                    settle(True)
+            ahead = _count(repo, f"{theirs}..HEAD") if theirs else _count(repo, "HEAD")
+        if not ahead:
+            return result
+        if _push(history, remote, branch):
+            result.pushed = ahead
+            return result
+    raise SyncFailed(f"{remote}/{branch} kept moving while we pushed ({PUSH_ATTEMPTS} tries); "
+                     "run memory-mcp sync again.")
+
+
+def _check_ready(repo: git.Repo) -> None:
+    git_dir = Path(repo.git_dir)
+    for marker, what in (("MERGE_HEAD", "a merge"), ("rebase-merge", "a rebase"), ("rebase-apply", "a rebase"),
+                         ("CHERRY_PICK_HEAD", "a cherry-pick")):
+        if (git_dir / marker).exists():
+            raise SyncFailed(f"the store's git repository is in the middle of {what}; finish or abort it "
+                             "(`git status` says how), then run memory-mcp sync again.")
+    if not repo.remotes:
+        raise SyncFailed("this store has no git remote; add one with `git remote add origin URL`, "
+                         "then run memory-mcp sync again.")
+    try:
+        repo.active_branch  # noqa: B018 - raises on a detached HEAD
+    except TypeError:
+        raise SyncFailed("HEAD is detached; check out a branch in the store first.") from None
+
+
+def _target(repo: git.Repo) -> tuple[str, str]:
+    """The upstream of the current branch, else `origin` (or the only remote) and the same branch name."""
+    head = repo.active_branch
+    upstream = head.tracking_branch()
+    if upstream is not None:
+        return upstream.remote_name, upstream.remote_head
+    names = [r.name for r in repo.remotes]
+    return ("origin" if "origin" in names else names[0]), head.name
+
+
+def _network_env(history: History) -> dict[str, str]:
+    # Never wait for a password nobody will type: the server has no terminal.
+    return {**history._env, "GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "", "SSH_ASKPASS": ""}
+
+
+def _fetch(history: History, remote: str, branch: str) -> str | None:
+    """The remote branch's commit after fetching it, or None when the remote has no such branch yet."""
+    tracking = f"refs/remotes/{remote}/{branch}"
+    try:
+        history.repo.git.fetch("--no-tags", "--quiet", remote, f"+refs/heads/{branch}:{tracking}",
+                               env=_network_env(history))
+    except git.GitCommandError as e:
+        if "couldn't find remote ref" in _said(e).lower():
+            return None
+        raise SyncFailed(_explain("fetch from", remote, e)) from None
+    return history.repo.git.rev_parse("--verify", f"{tracking}^{{commit}}")
+
+
+def _push(history: History, remote: str, branch: str) -> bool:
+    """Push HEAD to the remote branch (tracking it from now on). False when the remote moved meanwhile."""
+    try:
+        history.repo.git.push("--quiet", "-u", remote, f"HEAD:refs/heads/{branch}", env=_network_env(history))
+    except git.GitCommandError as e:
+        said = _said(e).lower()
+        if "rejected" in said or "fetch first" in said or "non-fast-forward" in said:
+            return False
+        raise SyncFailed(_explain("push to", remote, e)) from None
+    return True
+
+
+def _count(repo: git.Repo, spec: str) -> int:
+    return int(repo.git.rev_list("--count", spec))
+
+
+def _said(e: git.GitCommandError) -> str:
+    return " ".join(str(e.stderr).replace("stderr:", "").strip().strip("'").split())
+
+
+def _explain(verb: str, remote: str, e: git.GitCommandError) -> str:
+    said = _said(e)
+    low = said.lower()
+    cause = next((text for needles, text in _CAUSES if any(n in low for n in needles)),
+                 "git could not do it; the store was left as it was")
+    return f"could not {verb} {remote}: {cause}. git said: {said[:300]}"
+
+
+# ---------------------------------------------------------------------------------------------- merge
+def _merge(history: History, theirs: str, result: SyncResult, new_path: Callable[[str, str], str]) -> bool:
+    """Merge `theirs` into HEAD, deciding every conflicted memory file; commit, or undo it all.
+
+    Returns whether HEAD moved."""
+    repo = history.repo
+    g = repo.git
+    if repo.is_ancestor(theirs, "HEAD"):
+        return False
+    if repo.is_ancestor("HEAD", theirs):
+        try:
+            g.merge("--ff-only", "--autostash", "--quiet", theirs, env=history._env)
+        except git.GitCommandError as e:
+            raise SyncFailed(f"git could not fast-forward the store: {_said(e)[:300]}") from None
+        return True
+    try:
+        try:
+            # --autostash: a person's own uncommitted work in the store does not block the merge.
+            # Unrelated histories: two stores started apart (each from the template) and then given one
+            # remote share only template files; their memories have distinct names, so they merge.
+            g.merge("--no-ff", "--no-commit", "--autostash", "--allow-unrelated-histories", "--quiet", theirs,
+                    env=history._env)
+        except git.GitCommandError as e:
+            if not (Path(repo.git_dir) / "MERGE_HEAD").exists():
+                raise SyncFailed(f"git could not start the merge: {_said(e)[:300]}") from None
+        ids = _settle_conflicts(history, result, new_path)
+        _commit_merge(history, theirs, result, ids)
+        return True
+    except BaseException as e:
+        if (Path(repo.git_dir) / "MERGE_HEAD").exists():
+            g.merge("--abort")
+        if isinstance(e, _Unmergeable):
+            raise SyncFailed(f"{e}; the merge was undone and nothing changed. Merge by hand with "
+                             "`git pull --no-rebase` in the store, then run memory-mcp sync again.") from None
+        if isinstance(e, git.GitCommandError):
+            raise SyncFailed(f"the merge failed and was undone: {_said(e)[:300]}") from None
+        raise
+
+
+def _unmerged(repo: git.Repo) -> dict[str, dict[int, str]]:
+    """Conflicted path -> {stage: blob sha} (1 base, 2 ours = this machine, 3 theirs = the remote)."""
+    out: dict[str, dict[int, str]] = {}
+    for entry in repo.git.ls_files("-u", "-z").split("\0"):
+        if not entry:
+            continue
+        meta, path = entry.split("\t", 1)
+        _mode, sha, stage = meta.split()
+        out.setdefault(path, {})[int(stage)] = sha
+    return out
+
+
+def _blob(repo: git.Repo, sha: str | None) -> bytes | None:
+    return None if sha is None else repo.odb.stream(binascii.unhexlify(sha)).read()
+
+
+def _settle_conflicts(history: History, result: SyncResult, new_path: Callable[[str, str], str]) -> list[str]:
+    """Resolve every conflicted path in the work tree and the git index; returns the memory ids involved."""
+    repo = history.repo
+    ids: list[str] = []
+    for path, stages in sorted(_unmerged(repo).items()):
+        base, ours, theirs = (_blob(repo, stages.get(n)) for n in (1, 2, 3))
+        target = history.root / path
+        if path == DICTIONARY:
+            files.atomic_write_bytes(target, _union(history, base or b"", ours or b"", theirs or b""))
+            result.dictionary_merged = True
+        elif not (path.startswith("memories/") and path.endswith(".md")):
+            raise _Unmergeable(f"{path} changed on both sides and is not a memory file")
+        elif ours is None or theirs is None:
+            kept = ours if ours is not None else theirs
+            files.atomic_write_bytes(target, kept or b"")
+            result.kept_edits.append(path)
+            with contextlib.suppress(_Unmergeable):
+                ids.append(_parse(kept or b"", path).id)
+        else:
+            ids += _merge_memory(history, path, base, ours, theirs, result, new_path)
+        history.repo.git.add("--", path, env=history._env)
+    return ids
+
+
+def _merge_memory(history: History, path: str, base: bytes | None, ours: bytes, theirs: bytes,
+                  result: SyncResult, new_path: Callable[[str, str], str]) -> list[str]:
+    o, t = _parse(ours, path), _parse(theirs, path)
+    b = _parse(base, path) if base is not None else None
+    merged = _merge_fields(history, b, o, t)
+    if merged is not None:
+        files.atomic_write(history.root / path, files.serialize(merged))
+        result.merged.append(path)
+        return [merged.id]
+    # Both sides changed what only a person can choose between: keep both, linked as an open conflict.
+    files.atomic_write_bytes(history.root / path, theirs)
+    copy = replace(o, id=str(ULID()), conflicts_with=[*o.conflicts_with, t.id], supersedes=[],
+                   superseded_by=None, created=now_iso(), extra=dict(o.extra))
+    copy_path = new_path(copy.title, copy.id)
+    files.atomic_write(history.root / copy_path, files.serialize(copy))
+    history.repo.git.add("--", copy_path, env=history._env)
+    result.conflicts.append(ConflictPair(t.id, copy.id, path, copy_path))
+    return [t.id, copy.id]
+
+
+def _parse(data: bytes, path: str) -> Memory:
+    try:
+        mem = files.parse(files.decode(data), path)
+    except ParseError as e:
+        raise _Unmergeable(f"{path} changed on both sides and one version does not parse ({e.message})") from None
+    if mem.provisional:
+        raise _Unmergeable(f"{path} changed on both sides and has no id to tell its versions apart")
+    return mem
+
+
+def _merge_fields(history: History, base: Memory | None, ours: Memory, theirs: Memory) -> Memory | None:
+    """The three-way merge of one memory's versions, or None when both sides changed the same thing."""
+    if ours.id != theirs.id:
+        return None
+    out = replace(theirs, extra={})
+    body = _merge_text(history, base.body if base else "", ours.body, theirs.body)
+    if body is None:
+        return None
+    out.body = body
+    for f in fields(Memory):
+        if f.name in _NOT_COMPARED:
+            continue
+        value, clash = _three(getattr(base, f.name) if base else None, getattr(ours, f.name), getattr(theirs, f.name))
+        if clash:
+            return None
+        setattr(out, f.name, value)
+    for name in _LIST_FIELDS:
+        setattr(out, name, _merge_set(getattr(base, name) if base else [], getattr(ours, name), getattr(theirs, name)))
+    for key in dict.fromkeys([*ours.extra, *theirs.extra]):
+        value, clash = _three((base.extra if base else {}).get(key), ours.extra.get(key), theirs.extra.get(key))
+        if clash:
+            return None
+        if value is not None:
+            out.extra[key] = value
+    out.created = min(filter(None, (ours.created, theirs.created)), default=None)
+    out.updated = max(filter(None, (ours.updated, theirs.updated)), key=_when, default=None)
+    start = base.feedback if base else 0.0
+    out.feedback = round(max(-1.0, min(1.0, start + (ours.feedback - start) + (theirs.feedback - start))), 2)
+    return out
+
+
+def _when(stamp: str) -> str:
+    dt = parse_iso(stamp)
+    return dt.isoformat() if dt else ""
+
+
+def _three(base: object, ours: object, theirs: object) -> tuple[object, bool]:
+    """(merged value, whether both sides changed it differently)."""
+    if ours == theirs or theirs == base:
+        return ours, False
+    if ours == base:
+        return theirs, False
+    return None, True
+
+
+def _merge_set(base: list[str], ours: list[str], theirs: list[str]) -> list[str]:
+    removed = (set(base) - set(ours)) | (set(base) - set(theirs))
+    return [v for v in dict.fromkeys([*ours, *theirs]) if v not in removed]
+
+
+def _merge_text(history: History, base: str, ours: str, theirs: str, union: bool = False) -> str | None:
+    """git's line merge of three texts; None when it conflicts (never with `union`)."""
+    if ours == theirs or theirs == base:
+        return ours
+    if ours == base:
+        return theirs
+    with tempfile.TemporaryDirectory(prefix="memory-mcp-merge-") as tmp:
+        names = []
+        for name, text in (("ours", ours), ("base", base), ("theirs", theirs)):
+            p = os.path.join(tmp, name)
+            Path(p).write_text(text, encoding="utf-8")
+            names.append(p)
+        status, out, _ = history.repo.git.merge_file(
+            "-p", *(["--union"] if union else []), *names, with_extended_output=True, with_exceptions=False,
+            strip_newline_in_stdout=False)
+    return out if status == 0 else None
+
+
+def _union(history: History, base: bytes, ours: bytes, theirs: bytes) -> bytes:
+    """dictionary.md from both sides: conflicting hunks keep both sides' lines."""
+    merged = _merge_text(history, *(files.decode(x) if x else "" for x in (base, ours, theirs)), union=True)
+    return (merged or "").encode("utf-8")
+
+
+def _commit_merge(history: History, theirs: str, result: SyncResult, ids: list[str]) -> None:
+    left = _unmerged(history.repo)
+    if left:
+        raise _Unmergeable(f"{', '.join(sorted(left))} still conflicted")
+    subject = f"sync: merge {result.remote}/{result.branch}"
+    lines = [f"merged field by field: {p}" for p in result.merged]
+    lines += [f"conflict kept as a pair: {c.path} (remote) / {c.copy_path} (this machine)" for c in result.conflicts]
+    lines += [f"deleted on one side, edit kept: {p}" for p in result.kept_edits]
+    if result.dictionary_merged:
+        lines.append("dictionary.md: lines of both sides kept")
+    trailers = "".join(f"\nMemory-Id: {i}" for i in dict.fromkeys(ids))
+    message = subject + ("\n\n" + "\n".join(lines) if lines else "") + ("\n" + trailers if trailers else "")
+    fd, message_file = tempfile.mkstemp(prefix="memory-mcp-message-")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(message)
+        history.repo.git.commit("--no-verify", "-q", "--cleanup=verbatim", "-F", message_file, env=history._env)
+    finally:
+        os.unlink(message_file)
+
