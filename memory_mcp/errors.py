@@ -68,5 +68,23 @@ class Busy(StoreError):
     code = "store_busy"
 
 
+class RepoBusy(StoreError):
+    """The store's git repository is mid-merge, mid-rebase or on a detached HEAD: writes wait."""
+
+    code = "repo_busy"
+
+
+class IndexRebuilt(StoreError):
+    """The derived index was found damaged mid-call and has been rebuilt from the files: call again."""
+
+    code = "index_rebuilt"
+
+
+class Unwritable(StoreError):
+    """The disk is full, or the store (or its .git) is read-only or not ours to write."""
+
+    code = "store_unwritable"
+
+
 class SyncFailed(StoreError):
     code = "sync_failed"

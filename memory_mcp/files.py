@@ -300,6 +300,15 @@ def atomic_write(path: Path, text: str) -> None:
     atomic_write_bytes(path, text.encode("utf-8"))
 
 
+# The temp files atomic_write_bytes makes: `.<name>.<8 random characters of mkstemp>.tmp`.
+_TEMP_NAME = re.compile(r"^\..+\.[a-z0-9_]{8}\.tmp$")
+
+
+def leftover_temp_files(folder: Path) -> list[Path]:
+    """Temp files of `atomic_write_bytes` under `folder`: only a writer killed mid-write leaves one."""
+    return [p for p in folder.rglob(".*.tmp") if _TEMP_NAME.match(p.name) and p.is_file()]
+
+
 def atomic_write_bytes(path: Path, data: bytes) -> None:
     """Write `data` to `path` so a crash leaves either the old file or the new one, never half.
 

@@ -10,16 +10,26 @@ from pathlib import Path
 
 import git
 
-from .errors import Busy
+from .errors import RepoBusy
 
 FALLBACK_NAME = "memory-mcp"
 FALLBACK_EMAIL = "memory-mcp@localhost"
 # A git index.lock older than this, found while we hold the store's write lock, is left by a crash.
 STALE_GIT_LOCK_SECONDS = 60
+# Where /proc shows no git process working in the store, a lock this old is left by a crash: git holds
+# it for milliseconds (a killed server's commit must not fail every write for a minute).
+UNOWNED_GIT_LOCK_SECONDS = 1.0
 MAX_ARGV_PATHS = 200
-# What git leaves in its folder while an operation waits for a person: (marker, what it is).
-_UNFINISHED = (("MERGE_HEAD", "a merge"), ("rebase-merge", "a rebase"), ("rebase-apply", "a rebase"),
-               ("CHERRY_PICK_HEAD", "a cherry-pick"), ("REVERT_HEAD", "a revert"))
+# Files git keeps in its directory while an operation waits for the person; a commit now would land in
+# the middle of their merge or rebase.
+_IN_PROGRESS = (
+    ("MERGE_HEAD", "a merge is in progress: finish it with `git commit` or undo it with `git merge --abort`"),
+    ("rebase-merge", "a rebase is in progress: `git rebase --continue` or `git rebase --abort`"),
+    ("rebase-apply", "a rebase or `git am` is in progress: `git rebase --continue` or `git rebase --abort`"),
+    ("CHERRY_PICK_HEAD", "a cherry-pick is in progress: `git cherry-pick --continue` or `--abort`"),
+    ("REVERT_HEAD", "a revert is in progress: `git revert --continue` or `--abort`"),
+    ("BISECT_LOG", "a bisect is in progress: end it with `git bisect reset`"),
+)
 
 
 @dataclass(frozen=True)
@@ -53,35 +63,53 @@ class History:
             env["GIT_AUTHOR_EMAIL"] = env["GIT_COMMITTER_EMAIL"] = FALLBACK_EMAIL
         return env
 
+    def _git_locks(self) -> list[Path]:
+        """The lock files a commit takes: the index, HEAD, the branch's ref and packed-refs."""
+        git_dir, common = Path(self.repo.git_dir), Path(self.repo.common_dir)
+        locks = [git_dir / "index.lock", git_dir / "HEAD.lock", common / "packed-refs.lock"]
+        if not self.repo.head.is_detached:
+            locks.append(common / f"{self.repo.head.ref.path}.lock")
+        return locks
+
     def _clear_stale_lock(self) -> None:
-        lock = Path(self.repo.git_dir) / "index.lock"
-        try:
-            age = time.time() - lock.stat().st_mtime
-        except FileNotFoundError:
-            return
-        if age > STALE_GIT_LOCK_SECONDS and not _git_running_in(self.root.resolve()):
-            lock.unlink(missing_ok=True)
+        """Remove git lock files a crash left behind (a commit killed midway leaves index.lock, HEAD.lock
+        or the branch's ref lock); never one a live git process in the store holds."""
+        can_see = Path("/proc").is_dir()
+        grace = UNOWNED_GIT_LOCK_SECONDS if can_see else STALE_GIT_LOCK_SECONDS
+        while True:
+            ages = [(lock, age) for lock in self._git_locks() if (age := _age(lock)) is not None]
+            if not ages or _git_running_in(self.root.resolve()):
+                return
+            for lock, age in ages:
+                if age > grace:
+                    lock.unlink(missing_ok=True)
+            if not can_see or all(age > grace for _, age in ages):
+                return
+            time.sleep(0.1)
 
-    def unfinished(self) -> str | None:
-        """The git operation left waiting for a person in the store ("a merge", ...), or None.
-
-        A `git pull` with conflicts, or a sync killed mid-merge, leaves one."""
+    def in_progress(self) -> str | None:
+        """Why a memory commit must wait now (a merge, rebase, cherry-pick, revert or bisect the person
+        has under way, or a detached HEAD), or None when the store is on a branch and idle."""
         git_dir = Path(self.repo.git_dir)
-        return next((what for marker, what in _UNFINISHED if (git_dir / marker).exists()), None)
+        for name, what in _IN_PROGRESS:
+            if (git_dir / name).exists():
+                return what
+        if self.repo.head.is_detached:
+            return ("HEAD is detached (no branch checked out), so commits would be left behind: "
+                    "check out a branch, e.g. `git switch main`")
+        return None
 
     def check_idle(self) -> None:
-        """Raise Busy while a git operation waits for a person: `git add` would mark a conflicted
-        file resolved, markers and all, and a commit would land inside their merge or rebase."""
-        what = self.unfinished()
-        if what:
-            raise Busy(f"the store's git repository is in the middle of {what}; finish or abort it (`git status` "
-                       "says how, e.g. `git merge --abort`), then call again. Reading memories still works.")
+        """Raise RepoBusy when a commit must wait (see `in_progress`)."""
+        reason = self.in_progress()
+        if reason:
+            raise RepoBusy(f"the store's git repository is busy: {reason}. Nothing was written; "
+                           "call again once the repository is back on a branch.")
 
     def commit_paths(self, paths: list[str], subject: str, memory_ids: list[str], body: str = "") -> str | None:
         """Commit exactly `paths` (added, changed or deleted) and nothing else the person has staged.
 
-        Returns the commit sha, or None when none of the paths differ from HEAD. Raises Busy while a
-        git operation waits for a person (see `check_idle`)."""
+        Returns the commit sha, or None when none of the paths differ from HEAD."""
         if not paths:
             return None
         self.check_idle()
@@ -126,6 +154,11 @@ class History:
         finally:
             os.unlink(listing)
 
+    def tracked(self, paths: list[str]) -> set[str]:
+        """Which of `paths` git tracks (in its index)."""
+        out = self.repo.git.ls_files("-z", "--", *paths, env=self._env)
+        return {p for p in out.split("\0") if p}
+
     def dirty_paths(self) -> list[str]:
         """Memory files and dictionary.md that differ from HEAD (untracked ones included)."""
         return self.changed()
@@ -169,6 +202,14 @@ class History:
         return {"branch": branch, "head": head, "memory_files_dirty": dirty}
 
 
+def _age(path: Path) -> float | None:
+    """Seconds since `path` was modified, or None when it does not exist."""
+    try:
+        return time.time() - path.stat().st_mtime
+    except FileNotFoundError:
+        return None
+
+
 def _git_running_in(root: Path) -> bool:
     """Whether a git process is working in `root` (a person's `git commit` with its editor open
     holds the index lock for as long as they type).
@@ -183,9 +224,9 @@ def _git_running_in(root: Path) -> bool:
         try:
             if (entry / "comm").read_text().strip() != "git":
                 continue
-            # GitPython keeps `git cat-file` helpers of this very process running in the store.
-            parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            if parent == os.getpid():
+            # GitPython keeps `git cat-file` helpers running in the store (this process's and those of
+            # other servers on the same store); they only read objects and never take the index lock.
+            if (entry / "cmdline").read_bytes().split(b"\0")[1:2] == [b"cat-file"]:
                 continue
             cwd = Path(os.readlink(entry / "cwd"))
         except (OSError, ValueError, IndexError):

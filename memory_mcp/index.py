@@ -17,7 +17,7 @@ from .model import Memory, body_sha, content_key
 
 # --- FTS table definitions (tokenizers and bm25 column weights); bump SCHEMA_VERSION on change ---
 # The index holds textproc's terms (fts_stem), so their version is part of the schema's.
-SCHEMA_VERSION = "2." + textproc.TERMS_VERSION
+SCHEMA_VERSION = "3." + textproc.TERMS_VERSION
 # Title weight 1, not 10: the title is also the body's first line (compose_body), so it already
 # counts twice; 10 over-rewarded the first 120 characters (LoCoMo R@5 56.0 -> 57.4, XQuAD ru R@1
 # 0.899 -> 0.914 on title weight 10 -> 1; docs/recall-eval.md).
@@ -47,6 +47,8 @@ CREATE TABLE IF NOT EXISTS entities (memory_rowid INTEGER NOT NULL, entity TEXT 
 CREATE INDEX IF NOT EXISTS entities_by_name ON entities(entity);
 CREATE INDEX IF NOT EXISTS entities_by_row ON entities(memory_rowid);
 CREATE INDEX IF NOT EXISTS memories_by_content ON memories(content_key);
+CREATE TABLE IF NOT EXISTS secret_flags (path TEXT NOT NULL, kind TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS secret_flags_by_path ON secret_flags(path);
 CREATE INDEX IF NOT EXISTS files_with_error ON files(path) WHERE error IS NOT NULL;
 CREATE TABLE IF NOT EXISTS usage (
     id TEXT PRIMARY KEY, recall_count INTEGER NOT NULL DEFAULT 0, last_recalled TEXT
@@ -226,19 +228,30 @@ class Index:
 
     def remove_path(self, path: str) -> None:
         """Forget a file and the memory it held."""
-        for (rowid,) in self.conn.execute("SELECT rowid FROM memories WHERE path=?", (path,)).fetchall():
-            self._delete_rowid(rowid)
+        self.remove_memory_of(path)
         self.conn.execute("DELETE FROM files WHERE path=?", (path,))
 
     def remove_memory_of(self, path: str) -> None:
         """Drop the memory row of a file but keep its file row (used when the file became unparseable)."""
         for (rowid,) in self.conn.execute("SELECT rowid FROM memories WHERE path=?", (path,)).fetchall():
             self._delete_rowid(rowid)
+        self.set_secret_flags(path, [])
 
     def clear(self) -> None:
         """Drop every file and memory row (usage survives: it is keyed by memory id)."""
-        for name in (*FTS_TABLES, "entities", "memories", "files"):
+        for name in (*FTS_TABLES, "entities", "memories", "files", "secret_flags"):
             self.conn.execute(f"DELETE FROM {name}")
+
+    # ---- credentials found in files written by hand ----
+    def set_secret_flags(self, path: str, kinds: list[str]) -> None:
+        """Record the kinds of credential found in a file (none clears the record)."""
+        self.conn.execute("DELETE FROM secret_flags WHERE path=?", (path,))
+        self.conn.executemany("INSERT INTO secret_flags(path, kind) VALUES (?, ?)",
+                              [(path, k) for k in dict.fromkeys(kinds)])
+
+    def secret_flags(self) -> list[tuple[str, str]]:
+        """(path, kind) of every credential-looking value in an indexed file, by path."""
+        return self.conn.execute("SELECT path, kind FROM secret_flags ORDER BY path, kind").fetchall()
 
     # ---- lookups ----
     def get(self, mem_id: str) -> Row | None:

@@ -22,6 +22,7 @@ from .dictionary import Dictionary
 from .errors import ParseError
 from .index import FileStat, Index
 from .model import State, body_sha, now_iso
+from .secrets import scan
 
 MEMORIES = "memories"
 DUPLICATE_ID = "duplicate id"
@@ -175,12 +176,16 @@ def _plain_folders(root: Path, parts: list[str]) -> bool:
 
 Progress = Callable[[int, int], None]
 """Called with (files done, files in all) while a reconcile walks the store."""
+Tracked = Callable[[list[str]], set[str]]
+"""Which of these paths git tracks: the committed file of two with one id is the memory, the other the copy."""
 
 
 def reconcile(root: Path, index: Index, dictionary: Dictionary, *, force: bool = False,
               progress: Progress | None = None, changed: Collection[str] = (),
-              walk: bool = True) -> ReconcileReport:
+              walk: bool = True, tracked: Tracked | None = None) -> ReconcileReport:
     """Bring the index up to date with the files. `force` re-hashes and re-parses every file.
+
+    `tracked` settles which of two files with one id holds the memory; without it, the first seen.
 
     `changed` names store-relative paths a watcher saw change since the last reconcile (a folder
     stands for everything below it): they are hashed even when their stat looks unchanged. With
@@ -206,7 +211,8 @@ def reconcile(root: Path, index: Index, dictionary: Dictionary, *, force: bool =
         known = index.file_stats_under([*changed, *duplicates])
     report.scanned, report.aborted, report.walked = len(seen), aborted, walk
     with index.transaction():
-        _check_files(root, index, dictionary, report, seen, known, set(changed), force, last_start, progress)
+        _check_files(root, index, dictionary, report, seen, known, set(changed), force, last_start, progress,
+                     tracked)
         for item in refused:
             _record_error(index, report, item.path, FileStat(0, 0, ""), item.reason, known.get(item.path))
         if aborted is None:
@@ -222,7 +228,7 @@ def reconcile(root: Path, index: Index, dictionary: Dictionary, *, force: bool =
 
 def _check_files(root: Path, index: Index, dictionary: Dictionary, report: ReconcileReport, seen: list[_Seen],
                  known: dict[str, tuple[FileStat, str | None]], changed: set[str], force: bool, last_start: int,
-                 progress: Progress | None) -> None:
+                 progress: Progress | None, tracked: Tracked | None = None) -> None:
     """Stat gate, hash and parse each candidate file; index what changed."""
     for done, item in enumerate(seen):
         if progress and done % 100 == 0:
@@ -246,7 +252,7 @@ def _check_files(root: Path, index: Index, dictionary: Dictionary, report: Recon
         if not recheck and prev and prev[0].sha == fstat.sha:
             index.set_file(item.rel, fstat, prev[1])
             continue
-        _index_file(root, index, dictionary, report, item.rel, raw, fstat, prev)
+        _index_file(root, index, dictionary, report, item.rel, raw, fstat, prev, tracked)
     if progress:
         progress(len(seen), len(seen))  # the walk is done: a bar (or a client) sees it complete
 
@@ -272,16 +278,25 @@ def _record_error(index: Index, report: ReconcileReport, rel: str, fstat: FileSt
 
 
 def _index_file(root: Path, index: Index, dictionary: Dictionary, report: ReconcileReport, rel: str,
-                raw: bytes, fstat: FileStat, prev: tuple[FileStat, str | None] | None) -> None:
+                raw: bytes, fstat: FileStat, prev: tuple[FileStat, str | None] | None,
+                tracked: Tracked | None = None) -> None:
     try:
-        mem = files.parse(files.decode(raw), rel)
+        text = files.decode(raw)
+        mem = files.parse(text, rel)
     except ParseError as e:
         _record_error(index, report, rel, fstat, e.message, prev)
         return
     other = index.get(mem.id)
     if other and other.path != rel and (root / other.path).exists():
-        _record_error(index, report, rel, fstat, f"{DUPLICATE_ID} {mem.id}: {other.path} has it too", prev)
-        return
+        # Which file came first must not depend on walk order (a rebuild walks `copy-of-x.md` before
+        # `x.md`): the one git tracks keeps the memory, so a person's copy is never written to.
+        if not (tracked and tracked([rel, other.path]) == {rel}):
+            _record_error(index, report, rel, fstat, f"{DUPLICATE_ID} {mem.id}: {other.path} has it too", prev)
+            return
+        _record_error(index, report, other.path, FileStat(0, 0, ""), f"{DUPLICATE_ID} {mem.id}: {rel} has it too",
+                      None)
+        if other.path in report.reindexed:  # indexed earlier in this walk: not a hand edit to commit
+            report.reindexed.remove(other.path)
     old = index.get_by_path(rel)
     if (old and old.id == mem.id and old.state == State.ARCHIVED and mem.state == State.ARCHIVED
             and old.body_sha != body_sha(mem.body)):
@@ -299,4 +314,6 @@ def _index_file(root: Path, index: Index, dictionary: Dictionary, report: Reconc
         report.promoted.append(mem.id)
     entities, _ = dictionary.normalise_all(mem.entities)
     index.upsert(rel, mem, entities, fstat)
+    # A credential a person typed into a file is indexed like the rest, and flagged for memory_status.
+    index.set_secret_flags(rel, [f.kind for f in scan(text)])
     report.reindexed.append(rel)

@@ -91,6 +91,8 @@ def status(r: StatusResult) -> str:
         ("due for review", [f"[{x.id}] {x.title} ({x.detail})" for x in r.review_due]),
         ("distillation candidates", [f"[{x.id}] {x.title}" for x in r.distill_candidates]),
         ("withheld (misleading)", [f"[{x.id}] {x.title} ({x.detail})" for x in r.withheld]),
+        ("credentials in files (remove them; such files are not committed)",
+         [f"{f.path}: {f.kind}" for f in r.secrets]),
     ]
     for name, items in sections:
         if items:

@@ -144,6 +144,14 @@ class Listed:
 
 
 @dataclass
+class SecretFlag:
+    """A file written by hand that holds what looks like a credential: where and what kind, never the value."""
+
+    path: str
+    kind: str
+
+
+@dataclass
 class StatusResult:
     store: str
     counts: dict[str, Any]
@@ -155,6 +163,7 @@ class StatusResult:
     distill_candidates: list[Listed]
     withheld: list[Listed]
     git: dict[str, Any]
+    secrets: list[SecretFlag] = field(default_factory=list)
 
 
 @dataclass

@@ -25,7 +25,7 @@ from mcp.server.mcpserver import (
 )
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import BaseModel, Field, PrivateAttr
+from pydantic import BaseModel, Field, PrivateAttr, ValidationError
 
 from . import render
 from .errors import InvalidArgument, StoreError
@@ -95,6 +95,24 @@ def _not_asked(ok: bool) -> PurgeConfirmation:
     return answer
 
 
+class _Server(MCPServer):
+    """MCPServer whose refusals of malformed arguments carry a code like every other error, and name
+    the fields and the rule broken without echoing the values (which might hold a credential)."""
+
+    async def call_tool(self, name, arguments, context=None):  # type: ignore[no-untyped-def]
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as e:
+            if isinstance(e.__cause__, ValidationError):
+                problems = "; ".join(f"{'.'.join(str(p) for p in err['loc']) or 'arguments'}: {err['msg']}"
+                                     for err in e.__cause__.errors())
+                raise ToolError(f"[invalid_argument] {name}: {problems}. Fix the arguments and call again.") \
+                    from e.__cause__
+            if str(e).startswith("Unknown tool"):
+                raise ToolError(f"[unknown_tool] {e}; list the tools to see their names.") from None
+            raise
+
+
 class ScopesHandle:
     """The server's stores, opened on the first call (so a misconfigured store is reported as a tool
     error the agent can read rather than a server that never starts) and closed when it stops."""
@@ -140,7 +158,7 @@ def build_server(root: Path | None = None, user_root: Path | None = None,
     def answer(result: object, text: str) -> CallToolResult:
         return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=asdict(result))
 
-    mcp = MCPServer("memory-mcp", instructions=INSTRUCTIONS, version="0.1.0")
+    mcp = _Server("memory-mcp", instructions=INSTRUCTIONS, version="0.1.0")
 
     @mcp.tool(title="Remember", annotations=_WRITE)
     async def memory_remember(

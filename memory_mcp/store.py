@@ -7,6 +7,7 @@ index in the same call.
 
 from __future__ import annotations
 
+import errno
 import functools
 import hashlib
 import logging
@@ -28,15 +29,19 @@ from ulid import ULID
 from . import conflicts, files, lifecycle, query, ranking, transfer
 from .dictionary import Dictionary
 from .errors import (
+    Busy,
     ConfirmRequired,
     Containment,
+    IndexRebuilt,
     InvalidArgument,
     InvalidStore,
     InvalidSupersede,
     NotFound,
+    RepoBusy,
     SecretDetected,
     StoreError,
     TooLarge,
+    Unwritable,
 )
 from .history import History
 from .index import FileStat, Index, Row
@@ -75,10 +80,11 @@ from .results import (
     ReindexResult,
     RememberResult,
     ResolveResult,
+    SecretFlag,
     StatusResult,
     UnindexedFile,
 )
-from .secrets import scan
+from .secrets import Finding, scan
 from .sync import SyncResult
 from .sync import run as sync_remote
 from .transfer import DUPLICATE, Batch, ImportConflict, ImportReport, Incoming, Skipped
@@ -165,6 +171,7 @@ class Store:
         self._index_ino: int | None = None
         self._last: ReconcileReport | None = None
         self._recovered = False
+        self._notice = ""  # something the next answer with a coverage must tell (an index rebuilt)
         self._walk_next = True  # the index is new to this process, or the last walk was incomplete
         if watch:
             self.start_watching()
@@ -226,8 +233,12 @@ class Store:
             try:
                 self._index = Index.open(self.index_path)
             except sqlite3.DatabaseError as e:
+                if _storage_problem(str(e)):
+                    raise  # a full disk or a read-only folder, not a corrupt file: rebuilding cannot help
                 # The index is disposable: a corrupt file is deleted and rebuilt from the memory files.
                 log.warning("index %s unusable (%s); rebuilding it", self.index_path, e)
+                self._notice = (f"{DERIVED}/{INDEX_FILE} was unreadable ({e}); it was deleted and rebuilt "
+                                "from the memory files (recall counts were lost)")
                 for leftover in self.index_path.parent.glob(INDEX_FILE + "*"):
                     leftover.unlink(missing_ok=True)
                 self._index = Index.open(self.index_path)
@@ -237,12 +248,56 @@ class Store:
     @contextmanager
     def _session(self, force: bool = False) -> Iterator[Index]:
         """Hold the write lock, reconcile, and yield the up-to-date index."""
-        with self.lock.hold():
+        with self._storage_errors(), self.lock.hold():
             index = self._ensure_index()
             self._sync(index, force)
             if not self._recovered:
                 self._recover(index)
             yield index
+
+    @contextmanager
+    def _storage_errors(self) -> Iterator[None]:
+        """A full disk or a read-only store becomes Unwritable, a clear error, instead of an internal one;
+        an index found damaged in the middle of a call is rebuilt and reported (IndexRebuilt)."""
+        try:
+            yield
+        except OSError as e:
+            if e.errno not in _STORAGE_ERRNOS:
+                raise
+            where = Path(e.filename).name if e.filename else ""
+            self._unwritable(f"{e.strerror}{': ' + where if where else ''}")
+        except (sqlite3.DatabaseError, GitCommandError) as e:
+            text = str(e.stderr if isinstance(e, GitCommandError) else e)
+            if isinstance(e, GitCommandError) and ".lock': File exists" in text:
+                self._recovered = False  # the file is written; its commit is retried by the next call
+                raise Busy("a git lock is held by another git process working in the store (a `git "
+                           "commit` waiting for its editor, say): finish it, then call again. Any memory file "
+                           "already written is committed by the next call.") from None
+            if _storage_problem(text):
+                self._unwritable(" ".join(text.replace("stderr:", "").split())[:200])
+            if not isinstance(e, sqlite3.DatabaseError) or not _damaged(e):
+                raise
+            self._rebuild_damaged_index(text)
+            raise IndexRebuilt(
+                f"the search index {DERIVED}/{INDEX_FILE} was damaged ({text}); it has been rebuilt from the "
+                "memory files, which are intact. Call again.") from None
+
+    def _rebuild_damaged_index(self, reason: str) -> None:
+        log.warning("index %s damaged (%s); rebuilding it", self.index_path, reason)
+        with self.lock.hold():
+            self._close_index()
+            for leftover in self.index_path.parent.glob(INDEX_FILE + "*"):
+                leftover.unlink(missing_ok=True)
+            self._sync(self._ensure_index())
+            self._recovered = False  # a write cut short by the damage may have left its file uncommitted
+
+    def _unwritable(self, what: str) -> None:
+        # A memory file may be written whole with its commit failed: the next call tries the commit again.
+        self._recovered = False
+        raise Unwritable(
+            f"the store at {self.root} cannot be written ({what}). Free disk space or make the store writable, "
+            "then call again. No file was left half-written: memory files are replaced whole or not at all, "
+            "and one written without its commit is committed by the next call.") from None
 
     def _sync(self, index: Index, force: bool = False, progress: Progress | None = None) -> ReconcileReport:
         """Reconcile: only the paths the watcher saw change when it can vouch for the rest, else a
@@ -251,7 +306,8 @@ class Store:
         plan = self.watcher.plan() if self.watcher else None
         walk = plan is None or plan.walk or self._walk_next
         report = reconcile(self.root, index, self.dictionary, force=force, progress=progress,
-                           changed=plan.paths if plan else (), walk=walk)
+                           changed=plan.paths if plan else (), walk=walk,
+                           tracked=self.history.tracked)
         self._last = report
         self._walk_next = report.aborted is not None
         if report.reindexed or report.removed or report.dictionary_changed:
@@ -263,14 +319,18 @@ class Store:
     def _recover(self, index: Index) -> None:
         """Commit memory files a crash left written but uncommitted (the index already has them).
 
-        Runs once per process. Files that do not parse are left alone: a person may be mid-edit.
-        Waits while a git operation does (a conflicted merge): its files are the person's to settle."""
-        if self.history.unfinished():
-            return
+        Runs once per process, and again after a commit failed. Files that do not parse are left alone
+        (a person may be mid-edit), and so are files holding a credential (see memory_status)."""
+        if self.history.in_progress():
+            return  # the person's merge or rebase comes first; tried again on the next call
         self._recovered = True
-        bad = {p for p, _ in index.errors()}
+        # Every writer holds the store lock while it writes, and so do we: a temp file seen now belongs
+        # to a writer that was killed mid-write. The memory file it was to replace is intact.
+        for leftover in files.leftover_temp_files(self.root / MEMORIES):
+            leftover.unlink(missing_ok=True)
+        skip = {p for p, _ in index.errors()} | {p for p, _ in index.secret_flags()}
         paths = [p for p in self.history.dirty_paths()
-                 if p not in bad and (p == "dictionary.md" or index.get_by_path(p) or not (self.root / p).exists())]
+                 if p not in skip and (p == "dictionary.md" or index.get_by_path(p) or not (self.root / p).exists())]
         if paths:
             ids = [r.id for r in (index.get_by_path(p) for p in paths) if r and not r.provisional]
             self.history.commit_paths(paths, "reconcile: commit memory files left uncommitted", ids,
@@ -280,14 +340,15 @@ class Store:
         candidates = [*report.reindexed, *report.removed]
         if report.dictionary_changed:
             candidates.append("dictionary.md")
-        if self.history.unfinished():
-            return  # mid-merge, the changed files are the merge's; the next process's recovery commits ours
         try:
             # A forced re-parse (dictionary edit, reindex) touches every file: name only what git
             # actually has a change for, so trailers and lines tell the truth about the commit.
-            paths = self.history.changed(candidates)
+            # A file holding a credential is not committed: git history would keep it forever.
+            flagged = {p for p, _ in index.secret_flags()}
+            paths = [p for p in self.history.changed(candidates) if p not in flagged]
             if not paths:
                 return
+            self.history.check_idle()
             removed = set(report.removed)
             deleted = [p for p in paths if p in removed]
             edited = [p for p in paths if p not in removed and p != "dictionary.md"]
@@ -303,10 +364,12 @@ class Store:
                 subject += f"; {len(promoted)} archived memory made active"
             lines = [f"changed: {p}" for p in edited] + [f"deleted: {p}" for p in deleted]
             self.history.commit_paths(paths, subject, ids, "\n".join(lines[:50]))
-        except GitCommandError as e:
-            # A person's .gitignore or hook must not make every tool call fail: the index is right,
-            # only the history lags, and status shows the memory files as changed.
+        except (GitCommandError, RepoBusy) as e:
+            # A person's .gitignore, hook or merge under way must not make every tool call fail: the
+            # index is right, only the history lags (status shows the memory files as changed), and
+            # the next call tries again through _recover.
             log.warning("could not commit hand edits: %s", e)
+            self._recovered = False
 
     def _coverage(self, index: Index) -> Coverage:
         report = self._last or ReconcileReport()
@@ -316,6 +379,8 @@ class Store:
             note = f"deletions not swept: {report.aborted}"
         elif unindexed:
             note = f"{unindexed} file(s) could not be indexed; memory_status lists them with reasons"
+        if self._notice:
+            note, self._notice = "; ".join(filter(None, [self._notice, note])), ""
         return Coverage(indexed=index.count(), unindexed=unindexed, changed=report.changed,
                         complete=report.aborted is None and unindexed == 0, note=note)
 
@@ -335,15 +400,22 @@ class Store:
         return _Loaded(mem, row.path)
 
     def _write(self, index: Index, loaded: _Loaded) -> None:
-        """Write a memory file and index it in the same step, so reconcile sees no hand edit.
-        Refused (Busy) while a git operation waits for a person: the write could not be committed."""
-        self.history.check_idle()
+        """Write a memory file and index it in the same step, so reconcile sees no hand edit."""
         path = self.root / loaded.rel
         text = files.serialize(loaded.mem)
+        found = scan(text)
+        if found:
+            # Every argument was scanned already, so this came with a file written by hand: writing it
+            # again would commit the credential to git.
+            raise SecretDetected(
+                f"{loaded.rel} holds what looks like a credential ({_kinds(found)}), written by hand. Remove it "
+                "from the file (say where it is kept instead), then call again.")
+        self.history.check_idle()
         files.atomic_write(path, text)
         st = path.stat()
         entities, _ = self.dictionary.normalise_all(loaded.mem.entities)
         index.upsert(loaded.rel, loaded.mem, entities, FileStat(st.st_mtime_ns, st.st_size, _sha(text)))
+        index.set_secret_flags(loaded.rel, [])
 
     def _resolve_path(self, path: str) -> str:
         """A store-relative path with / separators for `path`, refusing anything outside the store."""
@@ -727,14 +799,15 @@ class Store:
                 store=str(self.root), counts=counts, coverage=self._coverage(index),
                 unindexed=[UnindexedFile(p, e) for p, e in index.errors()], provisional=provisional[:LIST_LIMIT],
                 pending_conflicts=self._pending(index)[:LIST_LIMIT], review_due=review[:LIST_LIMIT],
-                distill_candidates=distill[:10], withheld=withheld[:LIST_LIMIT], git=self.history.summary())
+                distill_candidates=distill[:10], withheld=withheld[:LIST_LIMIT], git=self.history.summary(),
+                secrets=[SecretFlag(p, k) for p, k in index.secret_flags()])
 
     # ------------------------------------------------------------------ reindex
     def reindex(self, verify: bool = False, progress: Progress | None = None) -> ReindexResult:
         """Rebuild the index from the files; with `verify`, re-hash everything and report drift.
 
         `progress`, when given, is called with (files done, files in all) as the walk goes."""
-        with self.lock.hold():
+        with self._storage_errors(), self.lock.hold():
             index = self._ensure_index()
             if verify:
                 before = {p: s.sha for p, (s, _) in index.file_stats().items()}
@@ -910,10 +983,32 @@ def _check_inputs(**fields: str | list[str] | None) -> None:
                 raise InvalidArgument(f"{what} contains a control character (such as NUL); remove it and call again.")
             found = scan(text) if text else []
             if found:
-                kinds = "; ".join(f"{f.kind} on line {f.line}" for f in found)
                 raise SecretDetected(
-                    f"{what} contains what looks like a credential ({kinds}). Memories are committed to git: "
+                    f"{what} contains what looks like a credential ({_kinds(found)}). Memories are committed to git: "
                     "remove the value and say where it is kept instead (e.g. 'in the team vault'), then call again.")
+
+
+def _kinds(found: list[Finding]) -> str:
+    return "; ".join(f"{f.kind} on line {f.line}" for f in found)
+
+
+_STORAGE_ERRNOS = {errno.ENOSPC, errno.EROFS, errno.EACCES, errno.EPERM, errno.EDQUOT}
+_STORAGE_WORDS = ("no space left", "disk is full", "read-only file system", "readonly database",
+                  "permission denied", "unable to open database file", "disk quota")
+
+
+def _damaged(e: sqlite3.DatabaseError) -> bool:
+    """Whether SQLite says the index file itself is corrupt (as opposed to busy, full or misused)."""
+    code = (getattr(e, "sqlite_errorcode", 0) or 0) & 0xFF
+    # Python wrote every text column as UTF-8, so one that no longer decodes was damaged on disk.
+    return code in (11, 26) or any(w in str(e) for w in ("malformed", "not a database", "vtable constructor",
+                                                          "Could not decode to UTF-8"))
+
+
+def _storage_problem(text: str) -> bool:
+    """Whether an error from SQLite or git says the disk is full or the store cannot be written."""
+    low = text.lower()
+    return any(w in low for w in _STORAGE_WORDS)
 
 
 def _check_short(**fields: str | None) -> None:

@@ -135,10 +135,9 @@ def run(history: History, new_path: Callable[[str, str], str], settle: Callable[
 
 def _check_ready(history: History) -> None:
     repo = history.repo
-    what = history.unfinished()
+    what = history.in_progress()
     if what:
-        raise SyncFailed(f"the store's git repository is in the middle of {what}; finish or abort it "
-                         "(`git status` says how), then run memory-mcp sync again.")
+        raise SyncFailed(f"the store's git repository is busy: {what}; then run memory-mcp sync again.")
     if not repo.remotes:
         raise SyncFailed("this store has no git remote; add one with `git remote add origin URL`, "
                          "then run memory-mcp sync again.")

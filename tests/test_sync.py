@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from conftest import git
 
-from memory_mcp.errors import Busy, SyncFailed
+from memory_mcp.errors import RepoBusy, SyncFailed
 from memory_mcp.store import Store
 
 EXE = str(Path(sys.executable).parent / "memory-mcp")
@@ -282,7 +282,7 @@ def test_a_merge_left_unfinished_is_not_staged_with_its_markers_and_reads_still_
     assert git(b.root, "status", "--porcelain", "--", path).startswith("UU")
     fresh = Store.open(b.root)  # a new process runs its crash recovery too
     assert [h.id for h in fresh.recall("auk cluster").results] == [mem.id]
-    with pytest.raises(Busy, match="in the middle of a merge"):
+    with pytest.raises(RepoBusy, match="a merge is in progress"):
         fresh.remember("Deploys pause during the merge freeze.")
     assert fresh.recall("merge freeze").results == []
     assert git(b.root, "status", "--porcelain", "--", path).startswith("UU")

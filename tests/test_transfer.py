@@ -46,7 +46,7 @@ def test_claude_code_folder_is_imported_with_mapped_types_and_one_commit(tmp_pat
     assert done.stdout.startswith("imported 6, skipped 0 (already there), refused 1, conflicts 0")
     # The credential is refused by kind and line; its value never appears.
     assert "refused project_staging_access.md: [secret_detected]" in done.stdout
-    assert "password assignment" in done.stdout and "Stg2026reader" not in done.stdout
+    assert "credential assigned to a name" in done.stdout and "Stg2026reader" not in done.stdout
     store = Store.open(store_path)
     assert commit_count(store.root) == before + 1
     message = git(store.root, "log", "-1", "--format=%B")

@@ -1,0 +1,94 @@
+"""Helpers of the reliability tests: find and kill a server process, and compare a live index with a
+fresh rebuild from the same files."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+from pathlib import Path
+
+from memory_mcp.store import Store
+
+# Columns that say when or in which order a row was written, not what the files hold.
+_VOLATILE = {"rowid", "mtime_ns"}
+
+
+def server_pids(store: Path) -> list[int]:
+    """Pids of `memory-mcp serve` processes started on `store` (read from /proc)."""
+    marker = f"MEMORY_MCP_ROOT={store}".encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if b"serve" in (entry / "cmdline").read_bytes() and marker in (entry / "environ").read_bytes().split(b"\0"):
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
+def _children(pid: int) -> list[int]:
+    out = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == pid:
+                    out.append(int(entry.name))
+            except (OSError, ValueError, IndexError):
+                continue
+    return out
+
+
+def kill_tree(pid: int) -> None:
+    """SIGKILL a process and everything it started (a `git commit` in flight dies with it, as in a
+    power cut), freezing it first so it cannot start anything new meanwhile."""
+    try:
+        os.kill(pid, signal.SIGSTOP)
+    except ProcessLookupError:
+        return
+    tree, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        tree.append(p)
+        todo += _children(p)
+    for p in reversed(tree):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(p, signal.SIGKILL)
+
+
+def index_tables(path: Path) -> dict[str, list[tuple]]:
+    """What an index holds about the files, without row numbers or timestamps, in a stable order."""
+    con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        out: dict[str, list[tuple]] = {}
+        for table in ("files", "memories", "secret_flags"):
+            cols = [r[1] for r in con.execute(f"PRAGMA table_info({table})") if r[1] not in _VOLATILE]
+            out[table] = sorted(con.execute(f"SELECT {', '.join(cols)} FROM {table}").fetchall(), key=repr)
+        out["entities"] = sorted(con.execute(
+            "SELECT m.id, e.entity FROM entities e JOIN memories m ON m.rowid = e.memory_rowid").fetchall())
+        out["fts_word"] = sorted(con.execute(
+            "SELECT m.id, f.title, f.body, f.entities FROM fts_word f JOIN memories m ON m.rowid = f.rowid").fetchall())
+        return out
+    finally:
+        con.close()
+
+
+def rebuilt_tables(store: Path, scratch: Path) -> dict[str, list[tuple]]:
+    """The index a fresh process builds from a copy of the store's files and git history."""
+    copy = scratch / "rebuilt"
+    shutil.copytree(store, copy, ignore=shutil.ignore_patterns(".derived"), symlinks=True)
+    fresh = Store.open(copy)
+    try:
+        fresh.status()
+    finally:
+        fresh.close()
+    return index_tables(copy / ".derived" / "index.sqlite3")
+
+
+def git_out(store: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["git", "-C", str(store), *args], capture_output=True, text=True)
