@@ -225,8 +225,12 @@ class Index:
 
     def clear(self) -> None:
         """Drop every file and memory row (usage survives: it is keyed by memory id)."""
-        for name in (*FTS_TABLES, "entities", "memories", "files"):
+        for name in ("entities", "memories", "files"):
             self.conn.execute(f"DELETE FROM {name}")
+        # Deleting from an FTS5 table reads back every row to unindex it; recreating it is instant.
+        for name, (spec, _) in FTS_TABLES.items():
+            self.conn.execute(f"DROP TABLE {name}")
+            self.conn.execute(f"CREATE VIRTUAL TABLE {name} USING fts5{spec}")
 
     # ---- lookups ----
     def get(self, mem_id: str) -> Row | None:
