@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from .reconcile import ReconcileReport
+from typing import TYPE_CHECKING
+
 from .results import (
     Coverage,
     ForgetResult,
@@ -13,6 +14,9 @@ from .results import (
     RememberResult,
     StatusResult,
 )
+
+if TYPE_CHECKING:  # only named in a signature: importing it would load the whole indexing stack
+    from .reconcile import ReconcileReport
 
 
 def coverage(c: Coverage) -> str:

@@ -8,7 +8,7 @@ import logging
 import threading
 from dataclasses import asdict
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import anyio
 from mcp.server.mcpserver import (
@@ -37,7 +37,9 @@ from .results import (
     ResolveResult,
     StatusResult,
 )
-from .store import Store
+
+if TYPE_CHECKING:
+    from .store import Store
 
 log = logging.getLogger("memory_mcp")
 
@@ -93,9 +95,13 @@ def build_server(root: Path | None = None) -> MCPServer:
     holder: dict[str, Store] = {}
     opening = threading.Lock()
 
-    def store() -> Store:
+    def store() -> "Store":
         with opening:  # two first calls at once must not open (or create) the store twice
             if "store" not in holder:
+                # Imported here, not at the top: git, SQLite, YAML and the stemmers are not needed
+                # to answer initialize and tools/list, and a client waits for those at every start.
+                from .store import Store
+
                 holder["store"] = Store.open(root)
             return holder["store"]
 
