@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from . import textproc
 from .model import Memory, body_sha, content_key
@@ -47,15 +48,21 @@ CREATE TABLE IF NOT EXISTS entities (memory_rowid INTEGER NOT NULL, entity TEXT 
 CREATE INDEX IF NOT EXISTS entities_by_name ON entities(entity);
 CREATE INDEX IF NOT EXISTS entities_by_row ON entities(memory_rowid);
 CREATE INDEX IF NOT EXISTS memories_by_content ON memories(content_key);
+-- Every recall reports coverage (files in error) and counts open conflicts: partial indexes hold
+-- just those rows, so neither is a scan of the whole store.
+CREATE INDEX IF NOT EXISTS files_in_error ON files(path) WHERE error IS NOT NULL;
+CREATE INDEX IF NOT EXISTS memories_in_conflict ON memories(rowid) WHERE conflicts_with != '[]';
 CREATE TABLE IF NOT EXISTS usage (
     id TEXT PRIMARY KEY, recall_count INTEGER NOT NULL DEFAULT 0, last_recalled TEXT
 );
 """
 
 
-@dataclass(frozen=True)
-class FileStat:
-    """What the stat gate compares, plus the content hash of the bytes read."""
+class FileStat(NamedTuple):
+    """What the stat gate compares, plus the content hash of the bytes read.
+
+    A named tuple, not a dataclass: every call loads one per file, and at 10,000 files building
+    frozen dataclasses cost more than the stat calls they are compared with."""
 
     mtime_ns: int
     size: int
@@ -110,6 +117,8 @@ class Index:
     def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
         self.conn = conn
         self.path = path
+        self._file_stats: dict[str, tuple[FileStat, str | None]] | None = None
+        self._file_stats_version: int | None = None
 
     @classmethod
     def open(cls, path: Path) -> Index:
@@ -138,6 +147,7 @@ class Index:
         return row[0] if row else None
 
     def _drop_all(self) -> None:
+        self._file_stats = None
         # Virtual tables first: dropping one drops its shadow tables with it.
         with self.transaction():
             for (name,) in self.conn.execute(
@@ -157,7 +167,10 @@ class Index:
 
     def transaction(self) -> _Transaction:
         """`with index.transaction():` groups statements into one atomic commit."""
-        return _Transaction(self.conn)
+        return _Transaction(self.conn, self._forget_file_stats)
+
+    def _forget_file_stats(self) -> None:
+        self._file_stats = None
 
     # ---- meta ----
     def get_meta(self, key: str) -> str | None:
@@ -169,11 +182,21 @@ class Index:
 
     # ---- files and memories ----
     def file_stats(self) -> dict[str, tuple[FileStat, str | None]]:
-        """Every known file: its stat and hash as last seen, and its parse error if it had one."""
-        return {p: (FileStat(m, s, h), e) for p, m, s, h, e in
-                self.conn.execute("SELECT path, mtime_ns, size, sha, error FROM files")}
+        """Every known file: its stat and hash as last seen, and its parse error if it had one.
+
+        Read-only for the caller: the mapping is kept and handed out again until the files table
+        changes, by this connection or (PRAGMA data_version) by another process. Loading 10,000
+        rows cost as much as the stat walk the no-op call is made of."""
+        version = self.conn.execute("PRAGMA data_version").fetchone()[0]
+        if self._file_stats is None or version != self._file_stats_version:
+            make = FileStat._make
+            self._file_stats = {r[0]: (make(r[1:4]), r[4]) for r in
+                                self.conn.execute("SELECT path, mtime_ns, size, sha, error FROM files")}
+            self._file_stats_version = version
+        return self._file_stats
 
     def set_file(self, path: str, stat: FileStat, error: str | None = None) -> None:
+        self._file_stats = None
         self.conn.execute(
             "INSERT OR REPLACE INTO files(path, mtime_ns, size, sha, error) VALUES (?,?,?,?,?)",
             (path, stat.mtime_ns, stat.size, stat.sha, error))
@@ -214,6 +237,7 @@ class Index:
 
     def remove_path(self, path: str) -> None:
         """Forget a file and the memory it held."""
+        self._file_stats = None
         for (rowid,) in self.conn.execute("SELECT rowid FROM memories WHERE path=?", (path,)).fetchall():
             self._delete_rowid(rowid)
         self.conn.execute("DELETE FROM files WHERE path=?", (path,))
@@ -225,6 +249,7 @@ class Index:
 
     def clear(self) -> None:
         """Drop every file and memory row (usage survives: it is keyed by memory id)."""
+        self._file_stats = None
         for name in ("entities", "memories", "files"):
             self.conn.execute(f"DELETE FROM {name}")
         # Deleting from an FTS5 table reads back every row to unindex it; recreating it is instant.
@@ -329,8 +354,9 @@ class Index:
 
 
 class _Transaction:
-    def __init__(self, conn: sqlite3.Connection) -> None:
+    def __init__(self, conn: sqlite3.Connection, on_rollback: Callable[[], None]) -> None:
         self.conn = conn
+        self.on_rollback = on_rollback  # what was read inside the transaction may be undone
         self.outer = False
 
     def __enter__(self) -> None:
@@ -341,7 +367,11 @@ class _Transaction:
     def __exit__(self, exc_type, exc, tb) -> None:  # type: ignore[no-untyped-def]
         if not self.outer:
             return
-        self.conn.execute("ROLLBACK" if exc_type else "COMMIT")
+        if exc_type:
+            self.on_rollback()
+            self.conn.execute("ROLLBACK")
+        else:
+            self.conn.execute("COMMIT")
 
 
 def _chunks(items: list, size: int) -> Iterator[list]:
