@@ -209,6 +209,8 @@ def _env(root: Path, watch: str | None = None) -> dict[str, str]:
     env = {"MEMORY_MCP_ROOT": str(root), "HOME": str(root.parent / "home"), "PATH": os.environ["PATH"],
            "GIT_CONFIG_NOSYSTEM": "1", "GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@localhost",
            "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "bench@localhost"}
+    if "PYTHONPATH" in os.environ:  # benchmarking a snapshot of the code, not the installed one
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
     if watch is not None:
         env["MEMORY_MCP_WATCH"] = watch
     return env

@@ -184,22 +184,23 @@ class Index:
     def file_stats(self) -> dict[str, tuple[FileStat, str | None]]:
         """Every known file: its stat and hash as last seen, and its parse error if it had one.
 
-        Read-only for the caller: the mapping is kept and handed out again until the files table
-        changes, by this connection or (PRAGMA data_version) by another process. Loading 10,000
-        rows cost as much as the stat walk the no-op call is made of."""
+        A copy of a mapping kept in step with this connection's writes and reloaded when another
+        process wrote (PRAGMA data_version) or a transaction rolled back: loading 10,000 rows on
+        every call cost as much as the stat walk a no-op call is made of."""
         version = self.conn.execute("PRAGMA data_version").fetchone()[0]
         if self._file_stats is None or version != self._file_stats_version:
             make = FileStat._make
             self._file_stats = {r[0]: (make(r[1:4]), r[4]) for r in
                                 self.conn.execute("SELECT path, mtime_ns, size, sha, error FROM files")}
             self._file_stats_version = version
-        return self._file_stats
+        return dict(self._file_stats)
 
     def set_file(self, path: str, stat: FileStat, error: str | None = None) -> None:
-        self._file_stats = None
         self.conn.execute(
             "INSERT OR REPLACE INTO files(path, mtime_ns, size, sha, error) VALUES (?,?,?,?,?)",
             (path, stat.mtime_ns, stat.size, stat.sha, error))
+        if self._file_stats is not None:
+            self._file_stats[path] = (stat, error)
 
     def upsert(self, path: str, mem: Memory, entities: list[str], stat: FileStat) -> None:
         """Index one parsed memory file (replacing what was there for its path or id)."""
@@ -237,10 +238,11 @@ class Index:
 
     def remove_path(self, path: str) -> None:
         """Forget a file and the memory it held."""
-        self._file_stats = None
         for (rowid,) in self.conn.execute("SELECT rowid FROM memories WHERE path=?", (path,)).fetchall():
             self._delete_rowid(rowid)
         self.conn.execute("DELETE FROM files WHERE path=?", (path,))
+        if self._file_stats is not None:
+            self._file_stats.pop(path, None)
 
     def remove_memory_of(self, path: str) -> None:
         """Drop the memory row of a file but keep its file row (used when the file became unparseable)."""

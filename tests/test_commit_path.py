@@ -101,3 +101,18 @@ def test_file_table_cache_sees_another_connection_write(tmp_path: Path) -> None:
         assert "memories/b.md" in one.file_stats()
         raise RuntimeError("undo")
     assert set(one.file_stats()) == {"memories/a.md"}
+
+
+def test_file_table_cache_follows_own_writes_and_hands_out_copies(tmp_path: Path) -> None:
+    index = Index.open(tmp_path / "index.sqlite3")
+    with index.transaction():
+        index.set_file("memories/a.md", FileStat(1, 2, "h"))
+        index.set_file("memories/b.md", FileStat(3, 4, "k"), "broken")
+    seen = index.file_stats()
+    seen.pop("memories/a.md")
+    with index.transaction():
+        index.remove_path("memories/b.md")
+        index.set_file("memories/c.md", FileStat(5, 6, "m"))
+    fresh = Index.open(tmp_path / "index.sqlite3").file_stats()
+    assert index.file_stats() == fresh == {"memories/a.md": (FileStat(1, 2, "h"), None),
+                                           "memories/c.md": (FileStat(5, 6, "m"), None)}
