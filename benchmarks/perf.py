@@ -277,9 +277,9 @@ async def _cold_start(params: StdioServerParameters) -> float:
         return (time.perf_counter() - t) * 1000
 
 
-async def cold_starts(root: Path, watch: str | None, repeat: int) -> tuple[Stat, Stat, Stat]:
-    """Spawn-to-tools/list of memory-mcp and of the minimal server (interleaved), and a trivial
-    tool call on the minimal server."""
+async def cold_starts(root: Path, watch: str | None, repeat: int) -> tuple[Stat, Stat, Stat, float]:
+    """Spawn-to-tools/list of memory-mcp and of the minimal server (interleaved), a trivial tool
+    call on the minimal server, and the minimal server's peak RSS in MB."""
     script = root.parent / "minimal_server.py"
     script.write_text(MINIMAL_SERVER)
     ours = StdioServerParameters(command=str(EXE), args=["serve"], env=_env(root, watch))
@@ -290,7 +290,8 @@ async def cold_starts(root: Path, watch: str | None, repeat: int) -> tuple[Stat,
         b.append(await _cold_start(minimal))
     async with Client(minimal) as client:
         trivial = await atimed(lambda: client.call_tool("ping", {}), 50)
-    return Stat(a), Stat(b), trivial
+        rss = _children_rss_kb("minimal_server") / 1024
+    return Stat(a), Stat(b), trivial, rss
 
 
 def _children_rss_kb(name: str) -> int:
@@ -331,9 +332,20 @@ class Result:
     remember_stdio: Stat | None = None
     commit_inprocess: Stat | None = None
     reindex_files_per_s: float = 0.0
+    reindex_cpu_files_per_s: float = 0.0
     reindex_stdio_files_per_s: float = 0.0
     server_peak_rss_mb: float = 0.0
+    minimal_peak_rss_mb: float = 0.0
     notes: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Reps:
+    """How many samples of each figure to take."""
+
+    queries: int
+    writes: int
+    noops: int
 
 
 def _call(client: Client, name: str, args: dict) -> Callable[[], object]:
@@ -345,7 +357,7 @@ def _call(client: Client, name: str, args: dict) -> Callable[[], object]:
     return run
 
 
-async def stdio_figures(gen: Generated, res: Result, watch: str | None, queries: int, writes: int) -> None:
+async def stdio_figures(gen: Generated, res: Result, watch: str | None, reps: Reps) -> None:
     """Everything measured through one `memory-mcp serve` process, then its peak RSS."""
     params = StdioServerParameters(command=str(EXE), args=["serve"], env=_env(gen.root, watch))
     rng = random.Random(11)
@@ -354,9 +366,9 @@ async def stdio_figures(gen: Generated, res: Result, watch: str | None, queries:
         await noop()
         await asyncio.sleep(2.1)  # out of the racily-clean window of the first scan
         await noop()
-        res.noop_stdio = await atimed(noop, 40)
+        res.noop_stdio = await atimed(noop, reps.noops)
         qs = iter(gen.queries * 4)
-        res.recall_stdio = await atimed(lambda: _call(client, "memory_recall", {"query": next(qs)})(), queries)
+        res.recall_stdio = await atimed(lambda: _call(client, "memory_recall", {"query": next(qs)})(), reps.queries)
         edit_samples = []
         for k in range(10):
             rel = gen.paths[rng.randrange(len(gen.paths))]
@@ -379,7 +391,7 @@ async def stdio_figures(gen: Generated, res: Result, watch: str | None, queries:
                 "content": f"{content}\n\nBenchmark note {k}.", "title": f"{title} ({k})",
                 "entities": rng.sample(ENTITIES, 2)})()
 
-        res.remember_stdio = await atimed(remember, writes)
+        res.remember_stdio = await atimed(remember, reps.writes)
         t = time.perf_counter()
         r = await _call(client, "memory_reindex", {})()
         count = (r.structured_content or {}).get("indexed", 0)  # type: ignore[attr-defined]
@@ -387,24 +399,26 @@ async def stdio_figures(gen: Generated, res: Result, watch: str | None, queries:
         res.server_peak_rss_mb = _children_rss_kb("serve") / 1024
 
 
-def inprocess_figures(gen: Generated, res: Result, queries: int, writes: int) -> None:
+def inprocess_figures(gen: Generated, res: Result, reps: Reps) -> None:
     """The breakdown: reconcile, search and commit measured on a Store in this process."""
     root = gen.root
     store = Store.open(root)
-    t = time.perf_counter()
+    t, cpu = time.perf_counter(), time.process_time()
     report = store.reindex()
     res.reindex_files_per_s = report.indexed / (time.perf_counter() - t)
+    # CPU time of this process alone: on a shared machine, the figure least moved by other load.
+    res.reindex_cpu_files_per_s = report.indexed / (time.process_time() - cpu)
     store.refresh()
     time.sleep(2.1)  # out of the racily-clean window of the reindex
     store.refresh()
     res.find_floor = timed(lambda: subprocess.run(["find", "memories", "-printf", "%T@ %s\n"], cwd=root,
-                                                  stdout=subprocess.DEVNULL, check=True), 40)
-    res.noop_inprocess = timed(store.refresh, 40)
+                                                  stdout=subprocess.DEVNULL, check=True), reps.noops)
+    res.noop_inprocess = timed(store.refresh, reps.noops)
     qs = iter(gen.queries * 4)
-    res.search_inprocess = timed(lambda: store.search(next(qs)), queries)
+    res.search_inprocess = timed(lambda: store.search(next(qs)), reps.queries)
     rng = random.Random(5)
-    scratch = [f"memories/bench-commit-{k}.md" for k in range(writes)]
-    counter = iter(range(writes))
+    scratch = [f"memories/bench-commit-{k}.md" for k in range(reps.writes)]
+    counter = iter(range(reps.writes))
 
     def commit_one() -> None:
         k = next(counter)
@@ -412,7 +426,7 @@ def inprocess_figures(gen: Generated, res: Result, queries: int, writes: int) ->
         (root / scratch[k]).write_text(f"# {title}\n\n{content}\n", encoding="utf-8")
         store.history.commit_paths([scratch[k]], f"bench: commit {k}", [])
 
-    res.commit_inprocess = timed(commit_one, writes)
+    res.commit_inprocess = timed(commit_one, reps.writes)
     store.refresh()
     store.close()
 
@@ -428,10 +442,14 @@ def measure(n: int, watch: str | None, work: Path, args: argparse.Namespace) -> 
         data = json.loads((work / f"gen-{n}.json").read_text())
         gen = Generated(root, data["ids"], data["paths"], data["queries"])
     res = Result(n=n, watch=watch or "default")
-    inprocess_figures(gen, res, args.queries, args.writes)
-    res.cold_start, res.cold_start_minimal, res.trivial_call_minimal = asyncio.run(
+    # The 100k tier takes fewer samples: with the stat gate every call walks 100,000 files.
+    big = n >= 100_000
+    reps = Reps(max(20, args.queries // 4) if big else args.queries, max(10, args.writes // 3) if big else args.writes,
+                15 if big else 40)
+    inprocess_figures(gen, res, reps)
+    res.cold_start, res.cold_start_minimal, res.trivial_call_minimal, res.minimal_peak_rss_mb = asyncio.run(
         cold_starts(root, watch, args.cold))
-    asyncio.run(stdio_figures(gen, res, watch, args.queries, args.writes))
+    asyncio.run(stdio_figures(gen, res, watch, reps))
     return res
 
 
@@ -465,8 +483,10 @@ def rows(r: Result) -> list[tuple[str, str]]:
         ("commit in-process p50 / p95 (ms)", pair(r.commit_inprocess)),
         ("remember p50 / p95 stdio (ms)", pair(r.remember_stdio)),
         ("full reindex (files/s)", f"{r.reindex_files_per_s:.0f}"),
+        ("  per CPU second of the process (files/s)", f"{r.reindex_cpu_files_per_s:.0f}"),
         ("memory_reindex over stdio (files/s)", f"{r.reindex_stdio_files_per_s:.0f}"),
         ("server peak RSS (MB)", f"{r.server_peak_rss_mb:.0f}"),
+        ("  minimal MCPServer peak RSS (MB)", f"{r.minimal_peak_rss_mb:.0f}"),
     ]
 
 
