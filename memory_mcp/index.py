@@ -117,8 +117,11 @@ class Index:
     def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
         self.conn = conn
         self.path = path
+        # Loaded from the tables once and kept in step with this connection's writes; dropped when
+        # another process commits (PRAGMA data_version) or a transaction rolls back.
         self._file_stats: dict[str, tuple[FileStat, str | None]] | None = None
-        self._file_stats_version: int | None = None
+        self._count: int | None = None
+        self._seen_version: int | None = None
 
     @classmethod
     def open(cls, path: Path) -> Index:
@@ -147,7 +150,7 @@ class Index:
         return row[0] if row else None
 
     def _drop_all(self) -> None:
-        self._file_stats = None
+        self._forget_caches()
         # Virtual tables first: dropping one drops its shadow tables with it.
         with self.transaction():
             for (name,) in self.conn.execute(
@@ -167,10 +170,18 @@ class Index:
 
     def transaction(self) -> _Transaction:
         """`with index.transaction():` groups statements into one atomic commit."""
-        return _Transaction(self.conn, self._forget_file_stats)
+        return _Transaction(self.conn, self._forget_caches)
 
-    def _forget_file_stats(self) -> None:
+    def _forget_caches(self) -> None:
         self._file_stats = None
+        self._count = None
+
+    def _check_caches(self) -> None:
+        """Forget the cached table contents when another process committed since they were read."""
+        version = self.conn.execute("PRAGMA data_version").fetchone()[0]
+        if version != self._seen_version:
+            self._forget_caches()
+            self._seen_version = version
 
     # ---- meta ----
     def get_meta(self, key: str) -> str | None:
@@ -187,12 +198,11 @@ class Index:
         A copy of a mapping kept in step with this connection's writes and reloaded when another
         process wrote (PRAGMA data_version) or a transaction rolled back: loading 10,000 rows on
         every call cost as much as the stat walk a no-op call is made of."""
-        version = self.conn.execute("PRAGMA data_version").fetchone()[0]
-        if self._file_stats is None or version != self._file_stats_version:
+        self._check_caches()
+        if self._file_stats is None:
             make = FileStat._make
             self._file_stats = {r[0]: (make(r[1:4]), r[4]) for r in
                                 self.conn.execute("SELECT path, mtime_ns, size, sha, error FROM files")}
-            self._file_stats_version = version
         return dict(self._file_stats)
 
     def set_file(self, path: str, stat: FileStat, error: str | None = None) -> None:
@@ -219,6 +229,8 @@ class Index:
              json.dumps(mem.conflicts_with), json.dumps(mem.distinct_from), mem.deprecated_reason,
              mem.feedback, content_key(body), body_sha(body), int(mem.provisional), len(body)))
         rowid = cur.lastrowid
+        if self._count is not None:
+            self._count += 1
         ents_text = " ".join(entities)
         self.conn.executemany("INSERT INTO entities(memory_rowid, entity) VALUES (?, ?)",
                               [(rowid, e.lower()) for e in dict.fromkeys(entities)])
@@ -235,6 +247,8 @@ class Index:
             self.conn.execute(f"DELETE FROM {name} WHERE rowid=?", (rowid,))
         self.conn.execute("DELETE FROM entities WHERE memory_rowid=?", (rowid,))
         self.conn.execute("DELETE FROM memories WHERE rowid=?", (rowid,))
+        if self._count is not None:
+            self._count -= 1
 
     def remove_path(self, path: str) -> None:
         """Forget a file and the memory it held."""
@@ -251,7 +265,7 @@ class Index:
 
     def clear(self) -> None:
         """Drop every file and memory row (usage survives: it is keyed by memory id)."""
-        self._file_stats = None
+        self._forget_caches()
         for name in ("entities", "memories", "files"):
             self.conn.execute(f"DELETE FROM {name}")
         # Deleting from an FTS5 table reads back every row to unindex it; recreating it is instant.
@@ -305,7 +319,11 @@ class Index:
         return list(self.conn.execute("SELECT path, error FROM files WHERE error IS NOT NULL ORDER BY path"))
 
     def count(self) -> int:
-        return self.conn.execute("SELECT count(*) FROM memories").fetchone()[0]
+        """How many memories are indexed (every recall reports it; counting 100,000 rows took 6 ms)."""
+        self._check_caches()
+        if self._count is None:
+            self._count = self.conn.execute("SELECT count(*) FROM memories").fetchone()[0]
+        return self._count
 
     # ---- raw search signals (fused by query.text_scores) ----
     def fts(self, table: str, match: str, limit: int) -> list[tuple[int, float]]:

@@ -116,3 +116,14 @@ def test_file_table_cache_follows_own_writes_and_hands_out_copies(tmp_path: Path
     fresh = Index.open(tmp_path / "index.sqlite3").file_stats()
     assert index.file_stats() == fresh == {"memories/a.md": (FileStat(1, 2, "h"), None),
                                            "memories/c.md": (FileStat(5, 6, "m"), None)}
+
+
+def test_memory_count_follows_writes_here_and_in_another_process(tmp_path: Path) -> None:
+    one = Store.open(tmp_path / "store")
+    two = Store.open(tmp_path / "store")
+    assert one.status().counts["total"] == 0
+    r = two.remember("The ocelot job runs at noon.")
+    assert one.recall("ocelot").coverage.indexed == 1
+    one.remember("The puma cache is LRU.")
+    one.forget(r.id, "archive")
+    assert one.recall("puma").coverage.indexed == 2 == two.recall("puma").coverage.indexed
