@@ -235,7 +235,7 @@ def terms(text: str, drop_stopwords: bool = False) -> list[str]:
 
 # A store's vocabulary repeats: caching whole spans makes indexing and the conflict gate's term sets
 # several times cheaper than stemming every occurrence (benchmarks/perf.py, docs/performance.md).
-@functools.lru_cache(maxsize=32768)
+@functools.lru_cache(maxsize=16384)  # about 4 MB at most: the server's RSS budget is 120 MB
 def _span_terms(span: str, drop_stopwords: bool) -> tuple[str, ...]:
     """The terms of one `\\w+` span (see `terms`)."""
     parts = split_identifier(span)
