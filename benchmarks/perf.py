@@ -43,7 +43,7 @@ from pathlib import Path
 
 from mcp import Client, StdioServerParameters
 
-from memory_mcp import files
+from memory_mcp import conflicts, files
 from memory_mcp.model import Memory, MemoryType, State, Trust, compose_body, slugify
 from memory_mcp.store import Store
 
@@ -329,6 +329,7 @@ class Result:
     edit_then_recall: Stat | None = None
     recall_stdio: Stat | None = None
     search_inprocess: Stat | None = None
+    conflict_gate_inprocess: Stat | None = None
     remember_stdio: Stat | None = None
     commit_inprocess: Stat | None = None
     reindex_files_per_s: float = 0.0
@@ -399,6 +400,21 @@ async def stdio_figures(gen: Generated, res: Result, watch: str | None, reps: Re
         res.server_peak_rss_mb = _children_rss_kb("serve") / 1024
 
 
+def conflict_gate(store: Store, repeat: int) -> Stat:
+    """The conflict gate remember runs on a new memory (planner query of its title and excerpt,
+    plus every memory sharing an entity), on generated memories that are not written."""
+    rng = random.Random(3)
+    index = store._ensure_index()
+
+    def one() -> None:
+        _, title, content = memory_text(rng)
+        body = compose_body(content, title)
+        derived = Memory(id="0" * 26, body=body)
+        conflicts.neighbours(index, conflicts.Subject(derived.id, derived.title, derived.excerpt,
+                                                      rng.sample(ENTITIES, 2), None, []))
+    return timed(one, repeat)
+
+
 def inprocess_figures(gen: Generated, res: Result, reps: Reps) -> None:
     """The breakdown: reconcile, search and commit measured on a Store in this process."""
     root = gen.root
@@ -416,6 +432,7 @@ def inprocess_figures(gen: Generated, res: Result, reps: Reps) -> None:
     res.noop_inprocess = timed(store.refresh, reps.noops)
     qs = iter(gen.queries * 4)
     res.search_inprocess = timed(lambda: store.search(next(qs)), reps.queries)
+    res.conflict_gate_inprocess = conflict_gate(store, reps.writes)
     rng = random.Random(5)
     scratch = [f"memories/bench-commit-{k}.md" for k in range(reps.writes)]
     counter = iter(range(reps.writes))
@@ -480,6 +497,7 @@ def rows(r: Result) -> list[tuple[str, str]]:
         ("hand edit then recall p50 / p95 (ms)", pair(r.edit_then_recall)),
         ("search in-process p50 / p95 (ms)", pair(r.search_inprocess)),
         ("recall p50 / p95 stdio (ms)", pair(r.recall_stdio)),
+        ("conflict gate in-process p50 / p95 (ms)", pair(r.conflict_gate_inprocess)),
         ("commit in-process p50 / p95 (ms)", pair(r.commit_inprocess)),
         ("remember p50 / p95 stdio (ms)", pair(r.remember_stdio)),
         ("full reindex (files/s)", f"{r.reindex_files_per_s:.0f}"),

@@ -105,10 +105,15 @@ def _row(r: sqlite3.Row | tuple) -> Row:
     (rowid, id_, path, title, excerpt, type_, state, trust, entities, source, created, updated,
      review_after, superseded_by, supersedes, conflicts_with, distinct_from, deprecated_reason,
      feedback, content_key, body_sha, provisional, body_chars) = r
-    return Row(rowid, id_, path, title, excerpt, type_, state, trust, json.loads(entities), source,
-               created, updated, review_after, superseded_by, json.loads(supersedes),
-               json.loads(conflicts_with), json.loads(distinct_from), deprecated_reason, feedback,
+    return Row(rowid, id_, path, title, excerpt, type_, state, trust, _json_list(entities), source,
+               created, updated, review_after, superseded_by, _json_list(supersedes),
+               _json_list(conflicts_with), _json_list(distinct_from), deprecated_reason, feedback,
                content_key, body_sha, bool(provisional), body_chars)
+
+
+def _json_list(text: str) -> list[str]:
+    # Most of these lists are empty; the conflict gate builds thousands of rows at 100k memories.
+    return [] if text == "[]" else json.loads(text)
 
 
 class Index:
