@@ -14,7 +14,8 @@ measures, each next to a baseline taken in the same run so numbers compare acros
   -printf '%T@ %s\\n'` over the same tree;
 * one file edited by hand, then recall (over stdio; the edit must be found);
 * `memory_recall` p50/p95 over stdio, and the search alone in-process;
-* `memory_remember` p50/p95 over stdio, git commit included, and the commit alone in-process;
+* `memory_remember` p50/p95 over stdio, git commit included, and in-process its two parts that
+  grow with the store: the conflict gate and the commit alone;
 * full reindex throughput in-process (files/s) and `memory_reindex` over stdio;
 * peak resident memory of the server (VmHWM of its process).
 
@@ -569,9 +570,10 @@ def main() -> None:
 
 
 def _head() -> str:
+    """The measured commit: HEAD of this checkout, else $MEMORY_MCP_COMMIT (a snapshot has no .git)."""
     here = Path(__file__).resolve().parent
     out = subprocess.run(["git", "-C", str(here), "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True)
-    return out.stdout.strip()
+    return out.stdout.strip() or os.environ.get("MEMORY_MCP_COMMIT", "")
 
 
 def machine() -> dict[str, str]:
