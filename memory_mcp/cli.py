@@ -11,9 +11,7 @@ from pathlib import Path
 
 from . import claude_code, render, scopes
 from .errors import StoreError
-from .files import atomic_write
 from .progress import ProgressBar
-from .transfer import KINDS, decode_source
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -53,7 +51,7 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser("watch", parents=[common], help="keep the index warm while you edit (foreground; Ctrl-C stops)")
     sub.add_parser("sync", parents=[common], help="pull from and push to the store's git remote")
     imp = sub.add_parser("import", parents=[common], help="import memories from another tool or an export")
-    imp.add_argument("kind", choices=KINDS, help="claude-code: an auto-memory folder; mcp-memory: the official "
+    imp.add_argument("kind", help="claude-code: an auto-memory folder; mcp-memory: the official "
                      "MCP memory server's JSONL graph; paste: one memory per line; export: memory-mcp JSON")
     imp.add_argument("path", type=Path, help="file or folder to import; - reads standard input")
     imp.add_argument("--keep-trust", action="store_true",
@@ -127,6 +125,8 @@ def main(argv: list[str] | None = None) -> int:
             with ProgressBar("sync") as bar:
                 print(store.sync(progress=bar).summary())
         elif command == "import":
+            from .transfer import decode_source
+
             # Bytes, decoded strictly: the text layer of stdin may turn bytes that are not UTF-8 into
             # surrogates, which crash later, after some memories were written.
             stdin = decode_source(sys.stdin.buffer.read(), "standard input") if str(args.path) == "-" else None
@@ -140,6 +140,8 @@ def main(argv: list[str] | None = None) -> int:
             if args.path is None:
                 sys.stdout.write(text)
             else:
+                from .files import atomic_write
+
                 atomic_write(args.path, text)
                 print(f"exported {doc['count']} memories to {args.path}")
             for left in doc["not_exported"]:

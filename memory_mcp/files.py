@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import codecs
 import contextlib
+import functools
 import json
 import os
 import re
@@ -69,6 +70,52 @@ def _yaml_load(text: str) -> object:
     return yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
 
 
+# The frontmatter `serialize` writes, and most people's: `key: value` lines whose values are plain
+# words, timestamps or flow lists of plain words. Such lines are read without YAML (a reindex spent
+# most of its time in the YAML constructor); anything else goes to the YAML loader.
+_SIMPLE_LINE = re.compile(r"([a-z_]+): (\S.*)")
+# A plain scalar YAML scans as exactly these characters: starts with a letter or digit (no indicator),
+# single spaces between runs (no ` #` comment), `:` only inside a run (never `: `).
+_BLOCK_SCALAR = re.compile(r"[^\W_][\w./-]*(?::[\w./-]+)*(?: [\w./-]+(?::[\w./-]+)*)*")
+_FLOW_ITEM = re.compile(r"[^\W_][\w./-]*(?: [\w./-]+)*")
+_STR_TAG = "tag:yaml.org,2002:str"
+_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?")
+
+
+@functools.lru_cache(maxsize=4096)  # types, states, entity names and dates repeat across files
+def _plain(value: str, pattern: re.Pattern[str]) -> bool:
+    """`value` is a plain scalar that YAML reads back as this very string."""
+    return (pattern.fullmatch(value) is not None
+            and _StrictLoader.resolve(_StrictLoader, yaml.ScalarNode, value, (True, False)) == _STR_TAG)
+
+
+def _simple_frontmatter(fm_text: str) -> dict[str, object] | None:
+    """The mapping of a frontmatter made only of simple `key: value` lines, exactly as the YAML
+    loader would give it; None when any line is not that simple."""
+    data: dict[str, object] = {}
+    for line in fm_text.split("\n"):
+        if not line:
+            continue
+        m = _SIMPLE_LINE.fullmatch(line)
+        if m is None or m.group(1) not in KEY_ORDER:
+            return None
+        key, value = m.group(1), m.group(2)
+        if key == "feedback" and _NUMBER.fullmatch(value):
+            data[key] = float(value) if "." in value else int(value)
+        elif value.startswith("["):
+            if not value.endswith("]"):
+                return None
+            items = value[1:-1].split(", ") if value != "[]" else []
+            if not all(_plain(item, _FLOW_ITEM) for item in items):
+                return None
+            data[key] = items
+        elif _plain(value, _BLOCK_SCALAR):
+            data[key] = value
+        else:
+            return None
+    return data
+
+
 def decode(raw: bytes) -> str:
     """Bytes of a memory file to text with LF line ends, or ParseError saying why it is not one."""
     if len(raw) > MAX_FILE_BYTES:
@@ -105,7 +152,9 @@ def parse(text: str, rel_path: str) -> Memory:
     if len(fm_text.encode()) > MAX_FRONTMATTER_BYTES:
         raise ParseError(f"frontmatter over {MAX_FRONTMATTER_BYTES:,} bytes")
     try:
-        data = _yaml_load(fm_text)
+        data = _simple_frontmatter(fm_text)
+        if data is None:
+            data = _yaml_load(fm_text)
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f" at line {mark.line + 2}" if mark is not None else ""
@@ -194,6 +243,8 @@ _UNPRINTABLE = re.compile("[\x7f-\x9f\u2028\u2029\ud800-\udfff\ufffe\uffff]")
 
 def _scalar(value: str) -> str:
     """A string as a YAML scalar: plain when it reads back identically, else double-quoted."""
+    if _plain(value, _FLOW_ITEM):
+        return value  # the common case, decided without two YAML round trips
     if value and value == value.strip() and "\n" not in value:
         try:
             if _yaml_load(f"k: {value}") == {"k": value} and _yaml_load(f"k: [{value}]") == {"k": [value]}:

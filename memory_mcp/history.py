@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-import tempfile
+import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +30,18 @@ _IN_PROGRESS = (
     ("REVERT_HEAD", "a revert is in progress: `git revert --continue` or `--abort`"),
     ("BISECT_LOG", "a bisect is in progress: end it with `git bisect reset`"),
 )
+COMMIT_ATTEMPTS = 5
+SCRATCH_INDEX = "memory-mcp.index"
+
+
+@dataclass(frozen=True)
+class _ScratchBase:
+    """The commit the scratch index was last made to match, its tree, and the index file's
+    (inode, mtime, size) right after, to notice a write by anyone else."""
+
+    head: str | None
+    tree: str
+    stat: tuple[int, int, int] | None
 
 
 @dataclass(frozen=True)
@@ -46,6 +58,10 @@ class History:
         self.root = root
         self.repo = git.Repo(root)
         self._env = self._identity_env()
+        # The index the commits' trees are written from; the person's own index only gets the paths.
+        self._scratch = Path(self.repo.git_dir) / SCRATCH_INDEX
+        self._base: _ScratchBase | None = None
+        self._oid_hex: int | None = None
 
     @staticmethod
     def init(root: Path) -> History:
@@ -64,9 +80,11 @@ class History:
         return env
 
     def _git_locks(self) -> list[Path]:
-        """The lock files a commit takes: the index, HEAD, the branch's ref and packed-refs."""
+        """The lock files a commit takes: the index, our scratch index, HEAD, the branch's ref and
+        packed-refs."""
         git_dir, common = Path(self.repo.git_dir), Path(self.repo.common_dir)
-        locks = [git_dir / "index.lock", git_dir / "HEAD.lock", common / "packed-refs.lock"]
+        locks = [git_dir / "index.lock", git_dir / f"{SCRATCH_INDEX}.lock", git_dir / "HEAD.lock",
+                 common / "packed-refs.lock"]
         if not self.repo.head.is_detached:
             locks.append(common / f"{self.repo.head.ref.path}.lock")
         return locks
@@ -109,50 +127,111 @@ class History:
     def commit_paths(self, paths: list[str], subject: str, memory_ids: list[str], body: str = "") -> str | None:
         """Commit exactly `paths` (added, changed or deleted) and nothing else the person has staged.
 
-        Returns the commit sha, or None when none of the paths differ from HEAD."""
+        Returns the commit sha, or None when none of the paths differ from HEAD.
+
+        Plumbing rather than `git commit --only`, which stats every file of the work tree on each
+        write: the paths are staged in the person's index as `git add` would, the commit's tree is
+        written from a scratch index kept in step with HEAD, and HEAD moves by compare-and-swap,
+        so a commit made meanwhile by someone else is never lost (the tree is rebuilt on top of it)."""
         if not paths:
             return None
         self.check_idle()
         self._clear_stale_lock()
-        existing = [p for p in paths if (self.root / p).exists()]
-        if existing:
-            self._with_paths("add", existing)
-        # Only paths git has a change for: a file that was never committed and is gone now (a broken
-        # file a person deleted) would make `git commit -- path` fail on an unknown pathspec.
-        changed = self.changed(paths)
-        if not changed:
-            return None
-        paths = changed
         trailers = "".join(f"\nMemory-Id: {i}" for i in dict.fromkeys(memory_ids))
         message = subject + ("\n\n" + body.strip() if body.strip() else "") + ("\n" + trailers if trailers else "")
-        # The message goes through a file too: a bulk edit's Memory-Id trailers can outgrow a command line.
-        fd, message_file = tempfile.mkstemp(prefix="memory-mcp-message-")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                f.write(message)
-            if self.repo.head.is_valid():
-                # --only with paths: commit these paths as they are in the work tree, leave other staged work alone.
-                self._with_paths("commit", paths, "--only", "--no-verify", "-q", "--cleanup=verbatim",
-                                 "-F", message_file)
-            else:
-                self.repo.git.commit("--no-verify", "-q", "--cleanup=verbatim", "-F", message_file, env=self._env)
-        finally:
-            os.unlink(message_file)
-        return self.repo.head.commit.hexsha
+        entries = self._stage(paths)
+        for _ in range(COMMIT_ATTEMPTS):
+            try:
+                head, head_tree = self._scratch_base()
+                self._git("update-index", "-z", "--index-info", data=entries, scratch=True)
+                tree = self._git("write-tree", scratch=True).strip()
+            except git.GitCommandError:
+                self._drop_scratch()  # whatever broke it, the next call starts from a fresh copy of HEAD
+                raise
+            if tree == head_tree:
+                self._base = _ScratchBase(head, tree, self._scratch_stat())
+                return None
+            parents = ["-p", head] if head else []
+            commit = self._git("commit-tree", tree, *parents, "-F", "-", data=message.encode()).strip()
+            reflog = f"commit{'' if head else ' (initial)'}: {subject}"
+            try:
+                # An empty old value: HEAD's branch must not exist yet.
+                self._git("update-ref", "-m", reflog, "HEAD", commit, head or "")
+            except git.GitCommandError:
+                # HEAD moved since the scratch index was built (a person's commit, a pull, another
+                # process): build it again from the new HEAD and retry.
+                self._drop_scratch()
+                continue
+            self._base = _ScratchBase(commit, tree, self._scratch_stat())
+            return commit
+        raise git.GitCommandError(["git", "update-ref", "HEAD"], 1,
+                                  b"HEAD kept moving while memory-mcp was committing; try again")
 
-    def _with_paths(self, verb: str, paths: list[str], *args: str) -> str:
-        """`git VERB ARGS -- PATHS`; many paths go through a file, as a command line has a size limit
-        (a reindex of 10,000 memories touches them all)."""
-        run = getattr(self.repo.git, verb)
-        if len(paths) <= MAX_ARGV_PATHS:
-            return run(*args, "--", *paths, env=self._env)
-        fd, listing = tempfile.mkstemp(prefix="memory-mcp-paths-")
+    def _stage(self, paths: list[str]) -> bytes:
+        """Stage `paths` in the person's index as `git add` / `git rm --cached` would (their other
+        staged work stays as it is) and return the paths' new entries as `update-index -z
+        --index-info` input; a path gone from the index becomes a mode-0 entry, which removes it."""
+        self._git("update-index", "--add", "--remove", "-z", "--stdin",
+                  data=b"".join(p.encode() + b"\0" for p in paths))
+        # ls-files takes no path list from a file: many paths read the whole index instead.
+        out = self._git_bytes("ls-files", "-s", "-z", "--", *(paths if len(paths) <= MAX_ARGV_PATHS else []))
+        staged: dict[bytes, bytes] = {}
+        for record in out.split(b"\0"):
+            if record:
+                info, path = record.split(b"\t", 1)
+                mode, sha, _ = info.split(b" ")
+                staged[path] = mode + b" " + sha
+        removed = b"0 " + b"0" * self._oid_length()
+        return b"".join(staged.get(p, removed) + b"\t" + p + b"\0" for p in (p.encode() for p in paths))
+
+    def _scratch_base(self) -> tuple[str | None, str]:
+        """HEAD and its tree, with the scratch index holding that tree. Rebuilt when anything but this
+        object wrote the scratch index since its last commit (another server process, a crash)."""
+        base = self._base
+        if base is not None and base.stat == self._scratch_stat():
+            return base.head, base.tree
+        head = self._git("rev-parse", "-q", "--verify", "HEAD^{commit}", check=False).strip() or None
+        if head:
+            self._git("read-tree", head, scratch=True)
+            tree = self._git("rev-parse", f"{head}^{{tree}}").strip()
+        else:
+            self._git("read-tree", "--empty", scratch=True)
+            tree = self._git("hash-object", "-t", "tree", "--stdin", data=b"").strip()
+        self._base = _ScratchBase(head, tree, self._scratch_stat())
+        return head, tree
+
+    def _oid_length(self) -> int:
+        """Hex digits of an object id here: 40 (SHA-1), or 64 in a SHA-256 repository."""
+        if self._oid_hex is None:
+            fmt = self._git("rev-parse", "--show-object-format", check=False).strip()
+            self._oid_hex = 64 if fmt == "sha256" else 40
+        return self._oid_hex
+
+    def _scratch_stat(self) -> tuple[int, int, int] | None:
         try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(b"\0".join(p.encode() for p in paths))
-            return run(*args, f"--pathspec-from-file={listing}", "--pathspec-file-nul", env=self._env)
-        finally:
-            os.unlink(listing)
+            st = self._scratch.stat()
+        except FileNotFoundError:
+            return None
+        return st.st_ino, st.st_mtime_ns, st.st_size
+
+    def _drop_scratch(self) -> None:
+        self._base = None
+        self._scratch.unlink(missing_ok=True)
+
+    def _git_bytes(self, *args: str, data: bytes | None = None, scratch: bool = False, check: bool = True) -> bytes:
+        """Run `git ARGS` in the store, `data` on stdin; `scratch` points it at the scratch index.
+
+        subprocess directly: GitPython's wrapper costs a few milliseconds a call, and a write makes six."""
+        env = {**os.environ, **self._env}
+        if scratch:
+            env["GIT_INDEX_FILE"] = str(self._scratch)
+        done = subprocess.run(["git", *args], cwd=self.root, input=data, capture_output=True, env=env)
+        if check and done.returncode != 0:
+            raise git.GitCommandError(["git", *args], done.returncode, done.stderr)
+        return done.stdout
+
+    def _git(self, *args: str, data: bytes | None = None, scratch: bool = False, check: bool = True) -> str:
+        return self._git_bytes(*args, data=data, scratch=scratch, check=check).decode()
 
     def tracked(self, paths: list[str]) -> set[str]:
         """Which of `paths` git tracks (in its index)."""

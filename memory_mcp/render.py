@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from . import ranking
-from .reconcile import ReconcileReport
 from .results import (
     Coverage,
     ForgetResult,
@@ -14,6 +15,9 @@ from .results import (
     RememberResult,
     StatusResult,
 )
+
+if TYPE_CHECKING:  # only named in a signature: importing it would load the whole indexing stack
+    from .reconcile import ReconcileReport
 
 
 def coverage(c: Coverage) -> str:

@@ -12,13 +12,15 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import ranking
 from .errors import InvalidArgument
-from .reconcile import Progress
 from .results import Coverage, Hit, Listed, RecallResult, ReindexResult, StatusResult
-from .store import DIGEST_FIRST, Store, default_root
+
+if TYPE_CHECKING:  # the store (git, SQLite, YAML, stemmers) loads on the first call, not at server start
+    from .reconcile import Progress
+    from .store import Store
 
 PROJECT = "project"
 USER = "user"
@@ -51,6 +53,8 @@ class ScopeConfig:
 
     def check(self) -> None:
         """Refuse a project store that is the user store: one folder cannot be both scopes."""
+        from .store import default_root
+
         if self.user is not None and (self.project or default_root()).expanduser().resolve() == self.user:
             raise InvalidArgument(
                 f"the project store and the user store are the same folder ({self.user}); "
@@ -67,6 +71,8 @@ class Scopes:
     @classmethod
     def open(cls, config: ScopeConfig, watch: bool = False) -> Scopes:
         """Open (or create) the stores of `config`; `watch` keeps a file watcher on each."""
+        from .store import Store
+
         config.check()
         project = Store.open(config.project, watch=watch)
         if config.user is None:
@@ -152,6 +158,8 @@ class Scopes:
     def digest(self) -> list[Hit]:
         """The session digest over every store: preferences and decisions first (the project's before
         the user's within a type), then everything else newest first."""
+        from .store import DIGEST_FIRST
+
         if not self.scoped:
             return self.stores[self.default].digest()
         lists = [[replace(h, scope=name) for h in store.digest()] for name, store in self.stores.items()]

@@ -29,7 +29,6 @@ from pydantic import BaseModel, Field, PrivateAttr, ValidationError
 
 from . import render
 from .errors import InvalidArgument, StoreError
-from .reconcile import Progress
 from .results import (
     FeedbackResult,
     ForgetResult,
@@ -44,6 +43,8 @@ from .scopes import ScopeConfig, Scopes
 
 if TYPE_CHECKING:
     from starlette.types import ASGIApp, Receive, Scope, Send
+
+    from .reconcile import Progress
 
 log = logging.getLogger("memory_mcp")
 
@@ -322,7 +323,7 @@ def build_server(root: Path | None = None, user_root: Path | None = None,
     return mcp
 
 
-def _progress_to(ctx: Context) -> Progress:
+def _progress_to(ctx: Context) -> "Progress":
     """A (done, total) callback for a worker thread that forwards MCP progress notifications to the
     caller (a no-op unless it sent a progress token), at most one per percent and always increasing."""
     sent, percent = -1, -1

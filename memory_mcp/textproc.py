@@ -228,26 +228,33 @@ def terms(text: str, drop_stopwords: bool = False) -> list[str]:
     not in the list (`does` -> `doe`, `why` -> `whi`).
     """
     out: list[str] = []
-    for span_match in _SPAN_RE.finditer(normalize(text)):
-        span = span_match.group(0)
-        parts = split_identifier(span)
-        if not parts:
-            continue
-        if len(parts) == 1:
-            word = parts[0].lower()
-            if drop_stopwords and is_stopword(word):
-                continue
-            st = stem_word(word)
-            out.append(st)
-            if len(st) >= 3 and script_of(st) == "hangul":
-                # Korean compounds (국가보안법) are written without spaces; syllable bigrams of
-                # the stem let 보안 find them (KorQuAD R@1 0.873 -> 0.893, docs/recall-eval.md).
-                out.extend(st[i : i + 2] for i in range(len(st) - 1))
-            continue
-        out.extend(stem_word(p.lower()) for p in parts if not (drop_stopwords and is_stopword(p.lower())))
-        # The joined form lets a query typed as one word (getuserbyid, e4012) match too.
-        out.append("".join(p.lower() for p in parts))
+    for span in _SPAN_RE.findall(normalize(text)):
+        out += _span_terms(span, drop_stopwords)
     return out
+
+
+# A store's vocabulary repeats: caching whole spans makes indexing and the conflict gate's term sets
+# several times cheaper than stemming every occurrence (benchmarks/perf.py, docs/performance.md).
+@functools.lru_cache(maxsize=16384)  # about 4 MB at most: the server's RSS budget is 120 MB
+def _span_terms(span: str, drop_stopwords: bool) -> tuple[str, ...]:
+    """The terms of one `\\w+` span (see `terms`)."""
+    parts = split_identifier(span)
+    if not parts:
+        return ()
+    if len(parts) == 1:
+        word = parts[0].lower()
+        if drop_stopwords and is_stopword(word):
+            return ()
+        st = stem_word(word)
+        if len(st) >= 3 and script_of(st) == "hangul":
+            # Korean compounds (국가보안법) are written without spaces; syllable bigrams of
+            # the stem let 보안 find them (KorQuAD R@1 0.873 -> 0.893, docs/recall-eval.md).
+            return (st, *(st[i : i + 2] for i in range(len(st) - 1)))
+        return (st,)
+    out = [stem_word(p.lower()) for p in parts if not (drop_stopwords and is_stopword(p.lower()))]
+    # The joined form lets a query typed as one word (getuserbyid, e4012) match too.
+    out.append("".join(p.lower() for p in parts))
+    return tuple(out)
 
 
 def stem_text(text: str) -> str:

@@ -252,3 +252,32 @@ def test_next_line_character_survives_the_round_trip() -> None:
 def test_all_digit_id_survives_the_round_trip() -> None:
     mem = Memory(id="00000000000000000000000000", body="b\n")
     assert files.parse(files.serialize(mem), "memories/x.md").id == mem.id
+
+
+# ------------------------------------------------------------------ fast paths agree with YAML
+SIMPLE_KEYS = ["id", "type", "state", "entities", "source", "created", "feedback", "supersedes", "colour"]
+
+
+@given(st.lists(st.tuples(st.sampled_from(SIMPLE_KEYS),
+                          st.one_of(st.sampled_from(YAML_LOOKALIKES), st.text(TEXT_CHARS, max_size=12),
+                                    st.lists(st.one_of(st.sampled_from(YAML_LOOKALIKES),
+                                                       st.text(TEXT_CHARS, max_size=8)), max_size=3).map(
+                                        lambda xs: "[" + ", ".join(xs) + "]"))),
+                min_size=1, max_size=6))
+@settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow])
+def test_simple_frontmatter_reader_reads_what_yaml_reads_or_passes(lines: list[tuple[str, str]]) -> None:
+    """The YAML-free reader of plain `key: value` frontmatter must give exactly the YAML loader's
+    mapping, or step aside (None) and leave the text to YAML."""
+    text = "".join(f"{k}: {v}\n" for k, v in lines)
+    fast = files._simple_frontmatter(text)
+    if fast is not None:
+        assert fast == files._yaml_load(text)
+
+
+def test_simple_frontmatter_reader_takes_what_serialize_writes() -> None:
+    mem = Memory(id=ID, body="# T\n\nb\n", type=MemoryType.DECISION, state=State.ARCHIVED, trust=Trust.USER_STATED,
+                 entities=["pnpm", "web-workspace", "\u043f\u0430\u043c\u044f\u0442\u044c"], source="session 2026-08-24",
+                 created="2026-08-24T14:03:00Z", updated="2026-08-24T14:03:00Z", supersedes=[ID2], feedback=-0.2)
+    fm, _ = files.split(files.serialize(mem))
+    assert files._simple_frontmatter(fm or "") == files._yaml_load(fm or "")
+    assert files._simple_frontmatter(fm or "") is not None

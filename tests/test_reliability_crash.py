@@ -103,11 +103,13 @@ async def test_sigkill_mid_writes_repeatedly_leaves_a_consistent_store(tmp_path:
     assert index_tables(store / ".derived" / "index.sqlite3") == rebuilt_tables(store, tmp_path)
 
 
-def test_stale_git_index_lock_from_a_killed_process_does_not_block_the_next_one(tmp_path: Path) -> None:
-    """A fresh index.lock (a commit killed a moment ago) with no git process alive in the store is
-    removed at once: waiting for it to grow old would fail every write meanwhile."""
+@pytest.mark.parametrize("name", ["index.lock", "memory-mcp.index.lock", "HEAD.lock"])
+def test_stale_git_index_lock_from_a_killed_process_does_not_block_the_next_one(tmp_path: Path, name: str) -> None:
+    """A fresh lock (a commit killed a moment ago) with no git process alive in the store is removed
+    at once: waiting for it to grow old would fail every write meanwhile. memory-mcp.index.lock is the
+    lock of the scratch index the commit path builds trees in: a kill there once blocked every write."""
     store = make_store(tmp_path / "store")
-    lock = store / ".git" / "index.lock"
+    lock = store / ".git" / name
     lock.write_text("")
     core = Store.open(store)
     try:

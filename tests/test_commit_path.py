@@ -1,0 +1,129 @@
+"""The commit path (git plumbing with a scratch index) and the index's cached file table: what they
+must keep true while being fast. Real git repositories, real SQLite."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import commit_count, git
+
+from memory_mcp.index import FileStat, Index
+from memory_mcp.store import Store
+
+
+@pytest.fixture
+def core(tmp_path: Path):
+    st = Store.open(tmp_path / "store")
+    yield st
+    st.close()
+
+
+def tracked(store: Store) -> set[str]:
+    return set(git(store.root, "ls-tree", "-r", "--name-only", "HEAD").split("\n")) - {""}
+
+
+def memory_changes(store: Store) -> str:
+    """What git status says about memory files: empty when index, HEAD and work tree agree."""
+    return git(store.root, "status", "--porcelain", "--untracked-files=all", "--", "memories").strip()
+
+
+def test_a_commit_made_by_a_person_between_two_writes_is_kept(core: Store) -> None:
+    """The scratch index is in step with the HEAD of the last write; a person's commit since must
+    become the parent of the next write, with its content, not be overwritten by a stale tree."""
+    core.remember("The ocelot job runs at noon.")
+    readme = core.root / "README.md"
+    readme.write_text(readme.read_text() + "\nmy own line\n")
+    git(core.root, "-c", "user.name=Pat", "-c", "user.email=pat@example.org", "commit", "-q", "-am", "person: notes")
+    mine = git(core.root, "rev-parse", "HEAD").strip()
+    r = core.remember("The puma cache is LRU.")
+    assert git(core.root, "rev-parse", "HEAD~1").strip() == mine
+    assert "my own line" in git(core.root, "show", "HEAD:README.md")
+    assert git(core.root, "show", "--name-only", "--format=", "HEAD").split() == [r.path]
+    assert memory_changes(core) == ""
+
+
+def test_two_store_objects_writing_in_turn_lose_no_commit(tmp_path: Path) -> None:
+    """Two server processes share one scratch index file: each must notice the other's writes."""
+    a = Store.open(tmp_path / "store")
+    b = Store.open(tmp_path / "store")
+    before = commit_count(a.root)
+    paths = [a.remember("The ocelot job runs at noon.").path, b.remember("The puma cache is LRU.").path,
+             a.remember("The quokka service restarts nightly.").path]
+    assert commit_count(a.root) == before + 3
+    assert set(paths) <= tracked(a)
+    assert memory_changes(a) == ""
+    assert git(a.root, "diff", "--cached", "--name-only").strip() == ""
+
+
+def test_commit_message_and_trailers_keep_their_format(core: Store) -> None:
+    r = core.remember("The ocelot job runs at noon.", title="Ocelot schedule")
+    raw = git(core.root, "cat-file", "commit", "HEAD")
+    assert raw.split("\n\n", 1)[1] == f"remember: Ocelot schedule\n\nMemory-Id: {r.id}"
+    assert "commit: remember: Ocelot schedule" in git(core.root, "reflog", "-n1")
+
+
+def test_a_lost_scratch_index_is_rebuilt_from_head(core: Store) -> None:
+    core.remember("The ocelot job runs at noon.")
+    scratch = Path(git(core.root, "rev-parse", "--absolute-git-dir").strip()) / "memory-mcp.index"
+    assert scratch.exists()
+    scratch.unlink()
+    r = core.remember("The puma cache is LRU.")
+    assert r.path in tracked(core) and len(tracked(core)) > 3
+    assert memory_changes(core) == ""
+
+
+def test_a_memory_deleted_by_hand_is_committed_as_a_deletion(core: Store) -> None:
+    r = core.remember("The ocelot job runs at noon.")
+    (core.root / r.path).unlink()
+    core.recall("ocelot")
+    assert r.path not in tracked(core)
+    assert memory_changes(core) == ""
+
+
+def test_nothing_to_commit_makes_no_commit(core: Store) -> None:
+    r = core.remember("The ocelot job runs at noon.")
+    before = commit_count(core.root)
+    assert core.history.commit_paths([r.path, "memories/never-existed.md"], "noop", []) is None
+    assert commit_count(core.root) == before
+
+
+def test_file_table_cache_sees_another_connection_write(tmp_path: Path) -> None:
+    """The no-op call reuses the files table it loaded; a write by another process must still show."""
+    one = Index.open(tmp_path / "index.sqlite3")
+    two = Index.open(tmp_path / "index.sqlite3")
+    assert one.file_stats() == {}
+    with two.transaction():
+        two.set_file("memories/a.md", FileStat(1, 2, "h"))
+    assert one.file_stats() == {"memories/a.md": (FileStat(1, 2, "h"), None)}
+    with pytest.raises(RuntimeError), one.transaction():
+        one.set_file("memories/b.md", FileStat(3, 4, "k"))
+        assert "memories/b.md" in one.file_stats()
+        raise RuntimeError("undo")
+    assert set(one.file_stats()) == {"memories/a.md"}
+
+
+def test_file_table_cache_follows_own_writes_and_hands_out_copies(tmp_path: Path) -> None:
+    index = Index.open(tmp_path / "index.sqlite3")
+    with index.transaction():
+        index.set_file("memories/a.md", FileStat(1, 2, "h"))
+        index.set_file("memories/b.md", FileStat(3, 4, "k"), "broken")
+    seen = index.file_stats()
+    seen.pop("memories/a.md")
+    with index.transaction():
+        index.remove_path("memories/b.md")
+        index.set_file("memories/c.md", FileStat(5, 6, "m"))
+    fresh = Index.open(tmp_path / "index.sqlite3").file_stats()
+    assert index.file_stats() == fresh == {"memories/a.md": (FileStat(1, 2, "h"), None),
+                                           "memories/c.md": (FileStat(5, 6, "m"), None)}
+
+
+def test_memory_count_follows_writes_here_and_in_another_process(tmp_path: Path) -> None:
+    one = Store.open(tmp_path / "store")
+    two = Store.open(tmp_path / "store")
+    assert one.status().counts["total"] == 0
+    r = two.remember("The ocelot job runs at noon.")
+    assert one.recall("ocelot").coverage.indexed == 1
+    one.remember("The puma cache is LRU.")
+    one.forget(r.id, "archive")
+    assert one.recall("puma").coverage.indexed == 2 == two.recall("puma").coverage.indexed
