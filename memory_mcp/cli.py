@@ -125,7 +125,11 @@ def main(argv: list[str] | None = None) -> int:
             with ProgressBar("sync") as bar:
                 print(store.sync(progress=bar).summary())
         elif command == "import":
-            stdin = sys.stdin.read() if str(args.path) == "-" else None
+            from .transfer import decode_source
+
+            # Bytes, decoded strictly: the text layer of stdin may turn bytes that are not UTF-8 into
+            # surrogates, which crash later, after some memories were written.
+            stdin = decode_source(sys.stdin.buffer.read(), "standard input") if str(args.path) == "-" else None
             with ProgressBar("import") as bar:
                 report = store.import_memories(args.kind, None if stdin is not None else args.path, stdin,
                                                keep_trust=args.keep_trust, progress=bar)

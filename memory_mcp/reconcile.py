@@ -72,6 +72,14 @@ def _skipped(name: str) -> bool:
     return name.startswith((".", "#")) or name.endswith(_TEMP_SUFFIXES)
 
 
+def walkable(rel: str) -> bool:
+    """Whether a walk would index a file at store-relative `rel`: a `.md` under memories/ whose
+    every folder and name the walk looks at. A memory written anywhere else vanishes on reindex."""
+    parts = rel.split("/")
+    return (len(parts) > 1 and parts[0] == MEMORIES and rel.endswith(".md")
+            and not any(part in ("", "..") or _skipped(part) for part in parts[1:]))
+
+
 def _walk(root: Path, start: str | None = None) -> tuple[list[_Seen], list[Unindexed], str | None]:
     """Every candidate memory file under memories/ (or under `start`, a folder inside it), the
     links refused, and an abort reason.

@@ -12,11 +12,11 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from . import ranking
 from .errors import InvalidArgument
-from .results import Coverage, Hit, RecallResult, ReindexResult
+from .results import Coverage, Hit, Listed, RecallResult, ReindexResult, StatusResult
 
 if TYPE_CHECKING:  # the store (git, SQLite, YAML, stemmers) loads on the first call, not at server start
     from .reconcile import Progress
@@ -168,6 +168,27 @@ class Scopes:
         rest = sorted((h for h in every if h.type not in DIGEST_FIRST), key=lambda h: h.updated or "", reverse=True)
         return first + rest
 
+    def status(self) -> StatusResult:
+        """The project store's status; with scopes, the user store's counts and lists are added, so a
+        conflict the gate raised there (which recall counts) is listed too. The user store's paths are
+        absolute: memory_read finds its store by them."""
+        first = self.stores[self.default].status()
+        if not self.scoped:
+            return first
+        for name, store in self.stores.items():
+            if store is self.stores[self.default]:
+                continue
+            other = store.status()
+            first.store += f" (project); {other.store} ({name})"
+            first.counts = _added(first.counts, other.counts)
+            first.coverage = _merged_coverage([first.coverage, other.coverage])
+            first.unindexed += [replace(u, path=str(store.root / u.path)) for u in other.unindexed]
+            for key in ("provisional", "review_due", "distill_candidates", "withheld"):
+                mine: list[Listed] = getattr(first, key)
+                mine += [replace(x, path=str(store.root / x.path)) for x in getattr(other, key)]
+            first.pending_conflicts += other.pending_conflicts
+        return first
+
     def reindex(self, verify: bool = False, progress: Progress | None = None) -> ReindexResult:
         """Reindex every store; progress counts files across all of them."""
         if not self.scoped:
@@ -197,6 +218,20 @@ def _offset(progress: Progress | None, walked: list[int]) -> Progress | None:
         report(before + done, before + total)
 
     return shifted
+
+
+def _added(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
+    """Status counts of two stores added up: numbers, and tallies keyed by state, type or trust."""
+    out = dict(a)
+    for key, value in b.items():
+        if isinstance(value, dict):
+            tally = dict(out.get(key) or {})
+            for k, n in value.items():
+                tally[k] = tally.get(k, 0) + n
+            out[key] = tally
+        elif isinstance(value, int):
+            out[key] = out.get(key, 0) + value
+    return out
 
 
 def _merged_coverage(parts: list[Coverage]) -> Coverage:

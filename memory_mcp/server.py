@@ -288,7 +288,7 @@ def build_server(root: Path | None = None, user_root: Path | None = None,
     async def memory_status() -> Annotated[CallToolResult, StatusResult]:
         """Counts, index coverage, unindexed files with reasons, pending conflicts, memories due for
         review, distillation candidates, withheld memories, git state."""
-        r = await call(lambda s: s.store().status)
+        r = await call(lambda s: s.status)
         return answer(r, render.status(r))
 
     @mcp.tool(title="Rebuild the index", annotations=_IDEMPOTENT_WRITE)

@@ -6,8 +6,9 @@ merges clean. Where both sides changed one memory, the fields are merged three w
 merged without choosing (both sides rewrote the text, or set one field to different values) is kept
 twice: the remote's version stays at its path (other clones already have it), the local version
 becomes a new memory whose `conflicts_with` names the other, so `memory_status` lists the pair and
-`memory_resolve` settles it like any conflict the gate raised. A memory deleted on one side and
-edited on the other keeps the edit. Both sides' lines of `dictionary.md` are kept.
+`memory_resolve` settles it like any conflict the gate raised. A memory each side superseded with a
+memory of its own stays superseded by the remote's, and the two successors become the open pair. A
+memory deleted on one side and edited on the other keeps the edit. Both sides' lines of `dictionary.md` are kept.
 """
 
 from __future__ import annotations
@@ -71,6 +72,8 @@ class SyncResult:
     merged: list[str] = field(default_factory=list)  # memories both sides changed, merged field by field
     conflicts: list[ConflictPair] = field(default_factory=list)
     kept_edits: list[str] = field(default_factory=list)  # deleted on one side, edited on the other: kept
+    # (this machine's, the remote's) memories that each superseded one memory: now an open pair
+    rival_superseders: list[tuple[str, str]] = field(default_factory=list)
     dictionary_merged: bool = False
 
     def summary(self) -> str:
@@ -84,6 +87,9 @@ class SyncResult:
                          "were kept with the edit: " + ", ".join(self.kept_edits))
         if self.dictionary_merged:
             lines.append("dictionary.md changed on both sides: both sides' lines were kept")
+        for mine, theirs in self.rival_superseders:
+            lines.append(f"conflict: {mine} (this machine) and {theirs} (the remote) each superseded the same memory; "
+                         "the pair is open: settle it with memory_resolve (supersede or keep_both)")
         for c in self.conflicts:
             lines.append(f"conflict: {c.id} was changed on both sides; the remote version stays at {c.path}, "
                          f"this machine's version is now {c.copy_id} ({c.copy_path}). Settle the pair with "
@@ -105,13 +111,13 @@ def run(history: History, new_path: Callable[[str, str], str], settle: Callable[
     the files of conflict copies. Raises SyncFailed with a sentence saying what to do; the store is
     never left mid-merge."""
     repo = history.repo
-    _check_ready(repo)
+    _check_ready(history)
     remote, branch = _target(repo)
     result = SyncResult(remote, branch)
     for _ in range(PUSH_ATTEMPTS):
         theirs = _fetch(history, remote, branch)
         with lock():
-            _check_ready(repo)
+            _check_ready(history)
             settle(False)
             if theirs is not None:
                 result.pulled += _count(repo, f"HEAD..{theirs}")
@@ -127,13 +133,11 @@ def run(history: History, new_path: Callable[[str, str], str], settle: Callable[
                      "run memory-mcp sync again.")
 
 
-def _check_ready(repo: git.Repo) -> None:
-    git_dir = Path(repo.git_dir)
-    for marker, what in (("MERGE_HEAD", "a merge"), ("rebase-merge", "a rebase"), ("rebase-apply", "a rebase"),
-                         ("CHERRY_PICK_HEAD", "a cherry-pick")):
-        if (git_dir / marker).exists():
-            raise SyncFailed(f"the store's git repository is in the middle of {what}; finish or abort it "
-                             "(`git status` says how), then run memory-mcp sync again.")
+def _check_ready(history: History) -> None:
+    repo = history.repo
+    what = history.in_progress()
+    if what:
+        raise SyncFailed(f"the store's git repository is busy: {what}; then run memory-mcp sync again.")
     if not repo.remotes:
         raise SyncFailed("this store has no git remote; add one with `git remote add origin URL`, "
                          "then run memory-mcp sync again.")
@@ -208,6 +212,7 @@ def _merge(history: History, theirs: str, result: SyncResult, new_path: Callable
     g = repo.git
     if repo.is_ancestor(theirs, "HEAD"):
         return False
+    _check_no_overlap(history, theirs)
     if repo.is_ancestor("HEAD", theirs):
         try:
             g.merge("--ff-only", "--autostash", "--quiet", theirs, env=history._env)
@@ -238,6 +243,25 @@ def _merge(history: History, theirs: str, result: SyncResult, new_path: Callable
         raise
 
 
+def _check_no_overlap(history: History, theirs: str) -> None:
+    """Refuse to merge over uncommitted changes to files the remote changed too.
+
+    By now every hand edit that parses is committed; what is left (a memory file mid-edit that does
+    not parse yet, a README) would go through --autostash, and where the remote changed the same
+    file, popping the stash writes conflict markers into the person's file and leaves it unmerged."""
+    repo = history.repo
+    try:
+        incoming = repo.git.diff("--name-only", "-z", f"HEAD...{theirs}").split("\0")
+    except git.GitCommandError:  # unrelated histories have no merge base: all of theirs is incoming
+        incoming = repo.git.diff("--name-only", "-z", "HEAD", theirs).split("\0")
+    both = history.changed([p for p in incoming if p])
+    if both:
+        shown = ", ".join(both[:10]) + (f" and {len(both) - 10} more" if len(both) > 10 else "")
+        raise SyncFailed(f"{shown}: changed here but not committed, and changed on the remote too (a memory "
+                         "file is committed as soon as it parses); finish the edit or undo it, then run "
+                         "memory-mcp sync again. Nothing was merged.")
+
+
 def _unmerged(repo: git.Repo) -> dict[str, dict[int, str]]:
     """Conflicted path -> {stage: blob sha} (1 base, 2 ours = this machine, 3 theirs = the remote)."""
     out: dict[str, dict[int, str]] = {}
@@ -258,14 +282,29 @@ def _settle_conflicts(history: History, result: SyncResult, new_path: Callable[[
     """Resolve every conflicted path in the work tree and the git index; returns the memory ids involved."""
     repo = history.repo
     ids: list[str] = []
-    for path, stages in sorted(_unmerged(repo).items()):
+    unmerged = _unmerged(repo)
+    moved = _renamed_apart(repo, unmerged)
+    # Each side renamed these memories (old paths, and this machine's new ones): each lives on once,
+    # at the remote's new path, merged there. Removed first, so a conflict copy may take a freed name.
+    gone = {mine for mine, _, _ in moved.values()} | {
+        p for p, st in unmerged.items() if not {2, 3} & st.keys() and _is_memory(p)}
+    for path in sorted(gone):
+        (history.root / path).unlink(missing_ok=True)
+        history.repo.git.rm("-q", "--cached", "--ignore-unmatch", "--", path, env=history._env)
+    for path, stages in sorted(unmerged.items()):
         base, ours, theirs = (_blob(repo, stages.get(n)) for n in (1, 2, 3))
         target = history.root / path
+        if path in gone:
+            continue
         if path == DICTIONARY:
             files.atomic_write_bytes(target, _union(history, base or b"", ours or b"", theirs or b""))
             result.dictionary_merged = True
-        elif not (path.startswith("memories/") and path.endswith(".md")):
+        elif not _is_memory(path):
             raise _Unmergeable(f"{path} changed on both sides and is not a memory file")
+        elif path in moved:
+            _, mine, was = moved[path]
+            remote = _at(repo, "MERGE_HEAD", path) or b""
+            ids += _merge_memory(history, path, was, mine, remote, result, new_path)
         elif ours is None or theirs is None:
             kept = ours if ours is not None else theirs
             files.atomic_write_bytes(target, kept or b"")
@@ -278,15 +317,57 @@ def _settle_conflicts(history: History, result: SyncResult, new_path: Callable[[
     return ids
 
 
+def _is_memory(path: str) -> bool:
+    return path.startswith("memories/") and path.endswith(".md")
+
+
+def _renamed_apart(repo: git.Repo, unmerged: dict[str, dict[int, str]]) -> dict[str, tuple[str, bytes, bytes | None]]:
+    """Memories each side renamed to a different path (git's rename/rename): the remote's new path ->
+    (this machine's new path, this machine's version, the old version). Told apart by the id in the
+    files. The versions come from the two commits: for a rename/rename git stages its own attempt at
+    merging the texts, conflict markers and all."""
+    def ids(stage: int, rev: str) -> dict[str, tuple[str, bytes]]:
+        out: dict[str, tuple[str, bytes]] = {}
+        for path, stages in unmerged.items():
+            if set(stages) == {stage} and _is_memory(path):
+                data = _blob(repo, stages[stage]) if rev == "" else _at(repo, rev, path)
+                with contextlib.suppress(_Unmergeable):
+                    out[_parse(data or b"", path).id] = (path, data or b"")
+        return out
+
+    base, mine, theirs = ids(1, ""), ids(2, "HEAD"), ids(3, "MERGE_HEAD")
+    return {theirs[i][0]: (mine[i][0], mine[i][1], base[i][1] if i in base else None)
+            for i in theirs.keys() & mine.keys()}
+
+
+def _at(repo: git.Repo, rev: str, path: str) -> bytes | None:
+    try:
+        return (repo.commit(rev).tree / path).data_stream.read()
+    except KeyError:
+        return None
+
+
 def _merge_memory(history: History, path: str, base: bytes | None, ours: bytes, theirs: bytes,
                   result: SyncResult, new_path: Callable[[str, str], str]) -> list[str]:
     o, t = _parse(ours, path), _parse(theirs, path)
     b = _parse(base, path) if base is not None else None
+    rival = _rival_superseder(history, b, o, t)
+    if rival is not None:
+        # Both sides superseded this memory. It stays superseded by the remote's successor (other clones
+        # have that already); the two successors are the real disagreement, so ours is paired with it.
+        o = replace(o, superseded_by=t.superseded_by)
     merged = _merge_fields(history, b, o, t)
     if merged is not None:
         files.atomic_write(history.root / path, files.serialize(merged))
         result.merged.append(path)
-        return [merged.id]
+        if rival is None:
+            return [merged.id]
+        rel, successor = rival
+        successor.conflicts_with = [*successor.conflicts_with, str(t.superseded_by)]
+        files.atomic_write(history.root / rel, files.serialize(successor))
+        history.repo.git.add("--", rel, env=history._env)
+        result.rival_superseders.append((successor.id, str(t.superseded_by)))
+        return [merged.id, successor.id]
     # Both sides changed what only a person can choose between: keep both, linked as an open conflict.
     files.atomic_write_bytes(history.root / path, theirs)
     copy = replace(o, id=str(ULID()), conflicts_with=[*o.conflicts_with, t.id], supersedes=[],
@@ -296,6 +377,27 @@ def _merge_memory(history: History, path: str, base: bytes | None, ours: bytes, 
     history.repo.git.add("--", copy_path, env=history._env)
     result.conflicts.append(ConflictPair(t.id, copy.id, path, copy_path))
     return [t.id, copy.id]
+
+
+def _rival_superseder(history: History, base: Memory | None, ours: Memory, theirs: Memory
+                      ) -> tuple[str, Memory] | None:
+    """When each side superseded the memory with a memory of its own: this machine's successor and its
+    path (a file only this side has, so not conflicted), else None."""
+    was = base.superseded_by if base else None
+    if not (ours.superseded_by and theirs.superseded_by) or ours.superseded_by in (theirs.superseded_by, was) \
+            or theirs.superseded_by == was:
+        return None
+    # A ULID is letters and digits only, so it needs no escaping in the pattern.
+    found = history.repo.git.grep("-l", "-e", f"^id: {ours.superseded_by}$", "HEAD", "--", "memories",
+                                  with_exceptions=False).split("\n")
+    rels = [line.split(":", 1)[1] for line in found if line.startswith("HEAD:")]
+    if len(rels) != 1:
+        return None
+    try:
+        successor = _parse((history.root / rels[0]).read_bytes(), rels[0])
+    except (OSError, _Unmergeable):
+        return None
+    return (rels[0], successor) if successor.id == ours.superseded_by else None
 
 
 def _parse(data: bytes, path: str) -> Memory:

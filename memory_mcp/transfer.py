@@ -33,7 +33,17 @@ from . import files
 from .errors import InvalidArgument, ParseError
 from .history import History
 from .index import Row
-from .model import ENTITIES_MAX, ENTITY_MAX, Memory, MemoryType, Trust, compose_body, now_iso, parse_iso
+from .model import (
+    ENTITIES_MAX,
+    ENTITY_MAX,
+    Memory,
+    MemoryType,
+    Trust,
+    compose_body,
+    content_key,
+    now_iso,
+    parse_iso,
+)
 
 KINDS = ("claude-code", "mcp-memory", "paste", "export")
 EXPORT_FORMAT = "memory-mcp/export"
@@ -129,9 +139,19 @@ def read(kind: str, path: Path | None, text: str | None = None) -> Batch:
     if text is None:
         if path is None or not path.is_file():
             raise InvalidArgument(f"{path} is not a file; pass the file to import (or - for standard input).")
-        text = path.read_text(encoding="utf-8-sig", errors="replace")
+        text = decode_source(path.read_bytes(), str(path))
     name = str(path) if path else "stdin"
     return {"mcp-memory": read_graph, "paste": read_paste, "export": read_export}[kind](text, name)
+
+
+def decode_source(raw: bytes, name: str) -> str:
+    """A source file's bytes as text. Not UTF-8 is refused: replacing what does not decode would import
+    "café" as "caf\ufffd" for good."""
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise InvalidArgument(f"{name} is not UTF-8 text (byte {e.start}); re-save it as UTF-8 (e.g. "
+                              f"`iconv -f latin1 -t utf-8`) and import again. Nothing was imported.") from None
 
 
 # ---------------------------------------------------------------------------------------- paste
@@ -167,6 +187,11 @@ def read_claude_code(folder: Path) -> Batch:
                                                                 p.relative_to(folder).parts))
     for p in topics:
         rel = p.relative_to(folder).as_posix()
+        if p.is_symlink():
+            # As the store's own walk does: a link may lead anywhere (~/.ssh, another project), and
+            # whatever it reads would be committed to git.
+            batch.unreadable.append((rel, "symbolic link: not followed (links may lead out of the folder)"))
+            continue
         try:
             text = files.decode(p.read_bytes())
             if rel == "MEMORY.md":
@@ -353,11 +378,18 @@ def _record(rec: object, n: int) -> Incoming:
     return Incoming(origin, mem, keep_id=keep, path=path, sha256=rec.get("sha256") if keep else None)
 
 
-def purged_ids(history: History) -> dict[str, datetime]:
-    """Memory id -> when this store's git history last deleted its file (purge or a deletion by hand).
+@dataclass
+class Deletions:
+    """What this store's git history deleted (purges and deletions by hand): memory id -> when, and
+    content key (see model.content_key) -> when. The deleted file's own text names both."""
 
-    The deleted file's own text names the id, so hand deletions count as well as purges."""
-    out: dict[str, datetime] = {}
+    ids: dict[str, datetime] = field(default_factory=dict)
+    contents: dict[str, datetime] = field(default_factory=dict)
+
+
+def deletions(history: History) -> Deletions:
+    """Every memory file deletion in the store's git history, by id and by content."""
+    out = Deletions()
     log = history.repo.git.log("--diff-filter=D", "--name-only", "-z", "--format=%x1e%H %cI", "--", "memories",
                                env=history._env)
     for chunk in log.split("\x1e"):
@@ -372,8 +404,13 @@ def purged_ids(history: History) -> dict[str, datetime]:
                 mem = files.parse(files.decode((parent[0].tree / rel).data_stream.read()), rel)
             except (KeyError, IndexError, ParseError):
                 continue
-            if when and not mem.provisional and (mem.id not in out or out[mem.id] < when):
-                out[mem.id] = when
+            if not when:
+                continue
+            if not mem.provisional and (mem.id not in out.ids or out.ids[mem.id] < when):
+                out.ids[mem.id] = when
+            key = content_key(mem.body)
+            if key not in out.contents or out.contents[key] < when:
+                out.contents[key] = when
     return out
 
 

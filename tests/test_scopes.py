@@ -135,3 +135,22 @@ async def test_mcp_json_written_by_install_serves_both_scopes(tmp_path: Path) ->
         assert [h["scope"] for h in r.structured_content["results"]] == ["user"]
         await client.call_tool("memory_remember", {"content": "This repo squashes merges.", "scope": "project"})
     assert list((project / ".memory" / "memories").glob("this-repo-squashes-merges*.md"))
+
+
+async def test_status_lists_the_user_stores_pending_conflicts_that_recall_counts(tmp_path: Path) -> None:
+    # memory_status read the project store alone: recall said "1 pending conflict" for a pair the gate
+    # raised in the user store, and status, where the agent goes to settle pairs, listed none.
+    project, user = tmp_path / "project" / ".memory", tmp_path / "user-store"
+    async with open_server(project, extra_env={"MEMORY_MCP_USER_ROOT": str(user)}) as session:
+        await session.call("memory_remember", content="The heron service builds with make release.")
+        terse = await session.call("memory_remember", content="Answers should be terse, no preamble.",
+                                   type="preference", entities=["style"], scope="user")
+        long = await session.call("memory_remember", content="Answers should be long and detailed with preamble.",
+                                  type="preference", entities=["style"], scope="user")
+        assert [c["id"] for c in long["conflicts"]] == [terse["id"]]
+        assert (await session.call("memory_recall", query="answers"))["pending_conflicts"] == 1
+        status = await session.call("memory_status")
+        assert [{p["id"], p["other_id"]} for p in status["pending_conflicts"]] == [{terse["id"], long["id"]}]
+        assert status["counts"]["total"] == 3 and str(user) in status["store"]
+        await session.call("memory_resolve", id=long["id"], other_id=terse["id"], decision="keep_both")
+        assert (await session.call("memory_status"))["pending_conflicts"] == []

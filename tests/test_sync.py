@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from conftest import git
 
-from memory_mcp.errors import SyncFailed
+from memory_mcp.errors import RepoBusy, SyncFailed
 from memory_mcp.store import Store
 
 EXE = str(Path(sys.executable).parent / "memory-mcp")
@@ -190,6 +190,106 @@ def test_a_persons_uncommitted_work_survives_a_merge(tmp_path: Path) -> None:
     a.sync()
     b.sync()
     assert (b.root / "README.md").read_text() == "my notes, not committed yet\n"
+
+
+def test_both_sides_superseding_one_memory_leave_an_open_pair_of_successors(tmp_path: Path) -> None:
+    # Each side superseded one memory with a memory of its own. The clash on `superseded_by` made a
+    # conflict copy of the old memory that status never listed (its partner is superseded), while the
+    # two successors, the real disagreement, were both active and unpaired.
+    a, b, _ = clones(tmp_path, ["The auk cluster has three nodes."])
+    old = a._ensure_index().rows()[0].id
+    four = a.remember("The auk cluster has four nodes now.", supersedes=[old])
+    six = b.remember("The auk cluster has six nodes now.", supersedes=[old])
+    a.sync()
+    result = b.sync()
+    assert result.rival_superseders == [(six.id, four.id)] and not result.conflicts
+    assert "each superseded the same memory" in result.summary()
+    assert b.read(id=old).frontmatter["superseded_by"] == four.id
+    pending = b.status().pending_conflicts
+    assert [{p.id, p.other_id} for p in pending] == [{six.id, four.id}]
+    a.sync()
+    a.resolve(six.id, four.id, "supersede")
+    assert_converged(a, b)
+    assert b.status().pending_conflicts == []
+    assert [h.id for h in b.recall("auk cluster nodes").results] == [six.id]
+
+
+def test_a_memory_renamed_differently_on_each_side_stays_one_memory_without_markers(tmp_path: Path) -> None:
+    # git's rename/rename: the old path was "kept" as an empty file (a new, empty memory), the two new
+    # paths both kept the id (one refused as a duplicate), and where both sides also rewrote the text,
+    # git's own merge attempt, conflict markers and all, was committed as the memory's body.
+    a, b, _ = clones(tmp_path, ["The auk cluster has three nodes.", "Backups run at 02:00 UTC."])
+    auk, backups = (a.recall(q).results[0].id for q in ("auk", "backups"))
+    for store, side in ((a, "a"), (b, "b")):
+        for mem_id, name in ((auk, "auk"), (backups, "backups")):
+            old = store.read(id=mem_id).path
+            (store.root / old).rename(store.root / f"memories/{name}-{side}.md")
+        store.refresh()
+    a.update(auk, content="The auk cluster has five nodes.")
+    b.update(auk, content="The auk cluster has seven nodes.")
+    a.sync()
+    result = b.sync()
+    assert [(c.id, c.path) for c in result.conflicts] == [(auk, "memories/auk-a.md")]
+    assert_converged(a, b)
+    names = sorted(p.name for p in (b.root / "memories").glob("*.md"))
+    assert names == sorted(["auk-a.md", "backups-a.md", Path(result.conflicts[0].copy_path).name])
+    assert b.status().unindexed == []
+    bodies = [b.read(id=i).body for i in (auk, backups, result.conflicts[0].copy_id)]
+    assert not any("<<<<" in body or "====" in body for body in bodies)
+    assert "five nodes" in bodies[0] and "seven nodes" in bodies[2] and "02:00" in bodies[1]
+
+
+def test_an_unparseable_edit_in_progress_is_not_merged_over_with_conflict_markers(tmp_path: Path) -> None:
+    # A person mid-edit (the file does not parse, so it is not committed) while the remote changed the
+    # same memory: --autostash merged, then popped the stash into conflict markers in their file and
+    # left it unmerged in git. Now sync stops before merging and says which file.
+    a, b, _ = clones(tmp_path)
+    mem = a.remember("The auk cluster has three nodes.")
+    a.sync()
+    b.sync()
+    a.update(mem.id, content="The auk cluster has five nodes.")
+    a.sync()
+    path = b.root / b.read(id=mem.id).path
+    draft = path.read_text().replace("---\n", "---\nowner: [unfinished\n", 1) + "\nMy half-written note.\n"
+    path.write_text(draft)
+    head = git(b.root, "rev-parse", "HEAD")
+    with pytest.raises(SyncFailed, match="changed here but not committed, and changed on the remote too"):
+        b.sync()
+    assert path.read_text() == draft and git(b.root, "rev-parse", "HEAD") == head
+    assert git(b.root, "stash", "list") == "" and "U" not in git(b.root, "status", "--porcelain")[:2]
+    path.write_text(draft.replace("owner: [unfinished\n", ""))  # the person finishes the edit
+    pair = b.sync().conflicts[0]
+    assert "My half-written note." in b.read(id=pair.copy_id).body
+    assert_converged(a, b)
+
+
+def test_a_merge_left_unfinished_is_not_staged_with_its_markers_and_reads_still_work(tmp_path: Path) -> None:
+    # A person's `git pull` that conflicts, or a sync killed between `git merge` and its commit, leaves
+    # the store mid-merge. The next call "committed the hand edit": `git add` marked the conflicted
+    # file resolved with its markers in it, the commit failed, and every call, recall included,
+    # raised a raw git error. Now reads work, writes say what to do, and git is left as it was.
+    a, b, _ = clones(tmp_path)
+    mem = a.remember("The auk cluster has three nodes.")
+    a.sync()
+    b.sync()
+    a.update(mem.id, content="The auk cluster has five nodes.")
+    a.sync()
+    b.update(mem.id, content="The auk cluster has seven nodes.")
+    git(b.root, "fetch", "-q", "origin")
+    git(b.root, "-c", "user.name=A Person", "-c", "user.email=a@example.com", "merge", "--no-ff", "--no-commit",
+        "origin/main", check=False)
+    path = b.read(id=mem.id).path
+    assert git(b.root, "status", "--porcelain", "--", path).startswith("UU")
+    fresh = Store.open(b.root)  # a new process runs its crash recovery too
+    assert [h.id for h in fresh.recall("auk cluster").results] == [mem.id]
+    with pytest.raises(RepoBusy, match="a merge is in progress"):
+        fresh.remember("Deploys pause during the merge freeze.")
+    assert fresh.recall("merge freeze").results == []
+    assert git(b.root, "status", "--porcelain", "--", path).startswith("UU")
+    git(b.root, "merge", "--abort")
+    fresh.remember("Deploys pause during the merge freeze.")
+    assert fresh.sync().conflicts
+    assert_converged(a, fresh)
 
 
 def test_sync_without_a_remote_is_a_clear_error(tmp_path: Path) -> None:

@@ -261,3 +261,75 @@ def test_import_shows_a_progress_bar_on_a_terminal_only(tmp_path: Path) -> None:
     assert b"import [" in drawn and b"150/150" in drawn
     piped = cli("import", "paste", str(tmp_path / "notes.txt"), "--store", str(tmp_path / "store"))
     assert piped.stderr == ""  # piped output stays clean
+
+
+def test_export_paths_the_walk_skips_are_not_reused_so_imports_survive_reindex(tmp_path: Path) -> None:
+    # An export is untrusted input: a record's `path` under a hidden name, a `#` name or a nested
+    # .git folder was written as given, then dropped from the index by the next walk (and, in .git,
+    # never committed): the import said "imported" and the memory was gone after a reindex.
+    a = Store.open(tmp_path / "a")
+    texts = ["Backups run at 02:00 UTC.", "The VPN gateway is vpn-2.", "Releases ship on Thursdays."]
+    for text in texts:
+        a.remember(text)
+    doc = a.export()
+    bad = ["memories/.hidden.md", "memories/.git/x.md", "memories/#draft.md"]
+    for rec, path in zip(doc["memories"], bad, strict=True):
+        rec["path"] = path
+    b = Store.open(tmp_path / "b")
+    report = b.import_memories("export", text=json.dumps(doc))
+    assert len(report.imported) == 3
+    b.reindex()
+    assert {b.read(id=i).body.split("\n")[0].lstrip("# ") for i in report.imported} == set(texts)
+    tracked = git(b.root, "ls-files", "memories").split("\n")
+    assert all(b.read(id=i).path in tracked for i in report.imported)
+    assert not any(p.startswith(("memories/.hidden", "memories/.git/", "memories/#")) for p in tracked)
+
+
+def test_claude_code_import_does_not_follow_a_symlink_out_of_the_folder(tmp_path: Path) -> None:
+    # A link in the memory folder was read and its target's text committed to the store's git.
+    outside = tmp_path / "elsewhere" / "notes.md"
+    outside.parent.mkdir()
+    outside.write_text("# Private\n\nThe text of a file outside the memory folder.\n")
+    folder = tmp_path / "memory"
+    shutil.copytree(CLAUDE, folder)
+    (folder / "linked.md").symlink_to(outside)
+    store = Store.open(tmp_path / "store")
+    report = store.import_memories("claude-code", folder)
+    linked = [r for r in report.refused if r.origin == "linked.md"]
+    assert report.imported and len(linked) == 1 and "symbolic link" in linked[0].reason
+    assert store.recall("outside the memory folder").results == []
+
+
+def test_a_source_that_is_not_utf8_is_refused_not_imported_with_replacement_characters(tmp_path: Path) -> None:
+    # A Latin-1 file was imported with "café" turned into "caf\ufffd" for good; the same bytes on
+    # standard input crashed with a traceback (UnicodeEncodeError) in the middle of the import.
+    latin1 = "The café on the corner opens at seven.\nDeploys pause on Fridays.\n".encode("latin-1")
+    (tmp_path / "notes.txt").write_bytes(latin1)
+    store = tmp_path / "store"
+    commits = commit_count(Store.open(store).root)
+    for args, stdin in (((str(tmp_path / "notes.txt"),), None), (("-",), latin1)):
+        done = subprocess.run([EXE, "import", "paste", *args, "--store", str(store)], input=stdin,
+                              capture_output=True, timeout=120)
+        err = done.stderr.decode()
+        assert done.returncode == 2 and "[invalid_argument]" in err and "is not UTF-8 text (byte 7)" in err, err
+    assert commit_count(store) == commits and git(store, "status", "--porcelain") == ""
+
+
+def test_importing_a_source_again_does_not_revive_what_was_deleted_or_deprecated_since(tmp_path: Path) -> None:
+    # "Importing the same source again adds nothing" held only while every imported memory was still
+    # there: one purged since came back, and one deprecated as wrong came back active.
+    store = Store.open(tmp_path / "store")
+    text = "Staging deploys need the VPN.\nThe old build server is called kestrel.\nTags are signed.\n"
+    first = store.import_memories("paste", text=text)
+    vpn, kestrel, _ = first.imported
+    store.forget(kestrel, "archive")
+    store.forget(kestrel, "purge", confirm=True)
+    store.forget(vpn, "deprecate", reason="the VPN is gone")
+    again = store.import_memories("paste", text=text + "Backups run nightly.\n")
+    assert len(again.imported) == 1 and "Backups run nightly." in store.read(id=again.imported[0]).body
+    reasons = {s.origin: s.reason for s in again.skipped}
+    assert reasons["line 1"] == "deprecated in this store; not revived"
+    assert reasons["line 2"].startswith("deleted in this store on")
+    assert reasons["line 3"] == "the same content is already in the store"
+    assert [h.id for h in store.recall("kestrel build server").results] == []
+    assert [h.id for h in store.recall("staging VPN").results] == []
