@@ -158,6 +158,10 @@ class History:
                 # An empty old value: HEAD's branch must not exist yet.
                 self._git("update-ref", "-m", reflog, "HEAD", commit, head or "")
             except git.GitCommandError:
+                if self._head() == head:
+                    # HEAD did not move: the ref could not be written (a lock another git holds, a full
+                    # disk); the caller maps git's own message to a clear error.
+                    raise
                 # HEAD moved since the scratch index was built (a person's commit, a pull, another
                 # process): build it again from the new HEAD and retry.
                 self._drop_scratch()
@@ -190,7 +194,7 @@ class History:
         base = self._base
         if base is not None and base.stat == self._scratch_stat():
             return base.head, base.tree
-        head = self._git("rev-parse", "-q", "--verify", "HEAD^{commit}", check=False).strip() or None
+        head = self._head()
         if head:
             self._git("read-tree", head, scratch=True)
             tree = self._git("rev-parse", f"{head}^{{tree}}").strip()
@@ -199,6 +203,10 @@ class History:
             tree = self._git("hash-object", "-t", "tree", "--stdin", data=b"").strip()
         self._base = _ScratchBase(head, tree, self._scratch_stat())
         return head, tree
+
+    def _head(self) -> str | None:
+        """The commit HEAD points at, or None on a branch with no commit yet."""
+        return self._git("rev-parse", "-q", "--verify", "HEAD^{commit}", check=False).strip() or None
 
     def _oid_length(self) -> int:
         """Hex digits of an object id here: 40 (SHA-1), or 64 in a SHA-256 repository."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import subprocess
 import time
 from pathlib import Path
 
@@ -14,7 +15,7 @@ import pytest
 from conftest import commit_count, fm_file, git, make_store, new_id, open_server
 
 from memory_mcp import cli, files
-from memory_mcp.errors import StoreError
+from memory_mcp.errors import Busy, StoreError
 from memory_mcp.store import Store
 
 
@@ -290,3 +291,28 @@ def test_committing_thousands_of_hand_added_files_does_not_overflow_the_command_
     assert st.counts["total"] == 250 and st.unindexed == []
     assert git(store, "status", "--porcelain", "--", "memories") == ""
     assert "250 files edited by hand" in git(store, "log", "-1", "--format=%s")
+
+
+# ------------------------------------------------------------------ third review (plumbing commit path)
+def test_branch_ref_lock_held_by_git_is_busy_and_the_file_is_committed_next_call(store: Path, s: Store) -> None:
+    """Regression: a refs/heads/main.lock held by a running git made `update-ref` fail; that was taken for
+    'HEAD moved', retried five times and raised as an internal 'HEAD kept moving' error, and the memory file
+    then stayed uncommitted for the rest of the process (the recovery pass was not re-armed)."""
+    s.remember("The heron service restarts nightly.")
+    # A live git process in the store keeps the lock from being cleared as a crash's leftover.
+    holder = subprocess.Popen(["git", "hash-object", "--stdin"], cwd=store, stdin=subprocess.PIPE,
+                              stdout=subprocess.DEVNULL)
+    lock = Path(git(store, "rev-parse", "--git-common-dir").strip())
+    lock = (lock if lock.is_absolute() else store / lock) / "refs" / "heads" / "main.lock"
+    try:
+        lock.write_text("")
+        with pytest.raises(Busy):
+            s.remember("The egret service restarts weekly.")
+    finally:
+        holder.stdin.close()
+        holder.wait()
+        lock.unlink(missing_ok=True)
+    assert memory_dirty(store)  # written, not yet committed
+    s.recall("egret")
+    assert memory_dirty(store) == ""
+    assert "uncommitted" in git(store, "log", "-1", "--format=%s")
