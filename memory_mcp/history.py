@@ -269,6 +269,14 @@ class History:
         keep = set(wanted)
         return [p for p in paths if p in keep]
 
+    def blob(self, rev: str, path: str) -> bytes | None:
+        """The bytes of `path` as commit `rev` holds it, or None when it has no such file.
+
+        git itself rather than GitPython's object reader, which cannot read a SHA-256 repository."""
+        done = subprocess.run(["git", "cat-file", "blob", f"{rev}:{path}"], cwd=self.root, capture_output=True,
+                              env={**os.environ, **self._env})
+        return done.stdout if done.returncode == 0 else None
+
     def log(self, path: str, limit: int = 20) -> list[Commit]:
         """The commits that touched one file, newest first, following renames."""
         try:
@@ -280,7 +288,9 @@ class History:
 
     def summary(self) -> dict[str, object]:
         """Branch, head, and whether memory files have uncommitted changes."""
-        head = self.repo.head.commit.hexsha[:12] if self.repo.head.is_valid() else None
+        # rev-parse, not GitPython's objects: those cannot read a SHA-256 repository's refs.
+        head = self._head()
+        head = head[:12] if head else None
         try:
             branch = self.repo.active_branch.name
         except TypeError:

@@ -5,6 +5,7 @@ mocked except where a test says so (a permission error cannot be produced when t
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import subprocess
 import time
@@ -316,3 +317,31 @@ def test_branch_ref_lock_held_by_git_is_busy_and_the_file_is_committed_next_call
     s.recall("egret")
     assert memory_dirty(store) == ""
     assert "uncommitted" in git(store, "log", "-1", "--format=%s")
+
+
+def _sha256_store(path: Path) -> Path:
+    path.mkdir()
+    git(path, "init", "-q", "--object-format=sha256", "-b", "main")
+    (path / "memories").mkdir()
+    (path / "memories" / ".gitkeep").write_text("")
+    git(path, "add", ".")
+    git(path, "-c", "user.name=P", "-c", "user.email=p@example.com", "commit", "-qm", "init")
+    return path
+
+
+def test_sha256_repository_status_head_and_import_after_a_purge(tmp_path: Path) -> None:
+    """Regression: GitPython's object reader cannot read a SHA-256 repository, so memory_status reported
+    no head commit, and any import after a purge crashed (BadName) reading the purged file's history."""
+    store = _sha256_store(tmp_path / "store")
+    st = Store.open(store)
+    try:
+        r = st.remember("The puffin colony nests on the north cliff.")
+        assert st.status().git["head"] == git(store, "rev-parse", "HEAD").strip()[:12]
+        exported = st.export()
+        st.forget(r.id)
+        st.forget(r.id, mode="purge", confirm=True)
+        report = st.import_memories("export", text=json.dumps(exported))
+        assert report.imported == [] and "deleted in this store" in report.skipped[0].reason
+        assert git(store, "status", "--porcelain", "--", "memories") == ""
+    finally:
+        st.close()
