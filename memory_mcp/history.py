@@ -149,6 +149,11 @@ class History:
                 self._drop_scratch()  # whatever broke it, the next call starts from a fresh copy of HEAD
                 raise
             if tree == head_tree:
+                if self._head() != head:
+                    # The cached base is stale (a person's revert, reset or commit moved HEAD): a tree
+                    # equal to the old HEAD's may well differ from the new one's.
+                    self._drop_scratch()
+                    continue
                 self._base = _ScratchBase(head, tree, self._scratch_stat())
                 return None
             parents = ["-p", head] if head else []

@@ -345,3 +345,18 @@ def test_sha256_repository_status_head_and_import_after_a_purge(tmp_path: Path) 
         assert git(store, "status", "--porcelain", "--", "memories") == ""
     finally:
         st.close()
+
+
+def test_memory_restored_after_a_person_reverted_its_commit_is_committed_again(store: Path, s: Store) -> None:
+    """Regression: the scratch index's cached HEAD tree was trusted for the 'nothing to commit' check; after
+    a person reverted the memory's commit and then brought the file back, the file matched that stale tree,
+    so the write was skipped as a no-op and the memory stayed uncommitted."""
+    r = s.remember("The kestrel feed runs at dawn.")
+    path = store / r.path
+    text = path.read_bytes()
+    git(store, "-c", "user.name=P", "-c", "user.email=p@example.com", "revert", "--no-edit", "HEAD")
+    assert s.recall("kestrel").results == []
+    path.write_bytes(text)  # the person changes their mind and puts the file back
+    assert [h.id for h in s.recall("kestrel").results] == [r.id]
+    assert memory_dirty(store) == ""
+    assert r.path in git(store, "ls-tree", "-r", "--name-only", "HEAD")
