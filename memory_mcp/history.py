@@ -34,6 +34,11 @@ COMMIT_ATTEMPTS = 5
 SCRATCH_INDEX = "memory-mcp.index"
 
 
+class HeadKeptMoving(git.GitCommandError):
+    """Every attempt lost the race for HEAD to someone else's commits: the memory file is written and
+    the next call commits it. A GitCommandError, so callers that tolerate a failed commit still do."""
+
+
 @dataclass(frozen=True)
 class _ScratchBase:
     """The commit the scratch index was last made to match, its tree, and the index file's
@@ -173,8 +178,8 @@ class History:
                 continue
             self._base = _ScratchBase(commit, tree, self._scratch_stat())
             return commit
-        raise git.GitCommandError(["git", "update-ref", "HEAD"], 1,
-                                  b"HEAD kept moving while memory-mcp was committing; try again")
+        raise HeadKeptMoving(["git", "update-ref", "HEAD"], 1,
+                             b"HEAD kept moving while memory-mcp was committing; try again")
 
     def _stage(self, paths: list[str]) -> bytes:
         """Stage `paths` in the person's index as `git add` / `git rm --cached` would (their other

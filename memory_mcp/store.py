@@ -43,7 +43,7 @@ from .errors import (
     TooLarge,
     Unwritable,
 )
-from .history import History
+from .history import HeadKeptMoving, History
 from .index import FileStat, Index, Row
 from .lock import StoreLock
 from .model import (
@@ -270,6 +270,9 @@ class Store:
             text = str(e.stderr if isinstance(e, GitCommandError) else e)
             if isinstance(e, GitCommandError):
                 self._recovered = False  # a file may be written without its commit: the next call retries it
+            if isinstance(e, HeadKeptMoving):
+                raise Busy("other git commits kept moving HEAD while this write was committing it. The memory "
+                           "file is written and is committed by the next call.") from None
             if isinstance(e, GitCommandError) and ".lock': File exists" in text:
                 raise Busy("a git lock is held by another git process working in the store (a `git "
                            "commit` waiting for its editor, say): finish it, then call again. Any memory file "

@@ -360,3 +360,23 @@ def test_memory_restored_after_a_person_reverted_its_commit_is_committed_again(s
     assert [h.id for h in s.recall("kestrel").results] == [r.id]
     assert memory_dirty(store) == ""
     assert r.path in git(store, "ls-tree", "-r", "--name-only", "HEAD")
+
+
+def test_head_moved_on_every_attempt_is_busy_and_the_file_is_committed_next_call(store: Path, s: Store) -> None:
+    """Regression: when other commits moved HEAD on every compare-and-swap attempt (a script committing in
+    a loop), the write failed with an internal 'HEAD kept moving' GitCommandError instead of store_busy.
+    A post-index-change hook stands in for that committer: each index write is followed by a commit."""
+    s.remember("The heron service restarts nightly.")
+    hook = store / ".git" / "hooks" / "post-index-change"
+    hook.write_text('#!/bin/sh\nc=$(git commit-tree "HEAD^{tree}" -p HEAD -m "someone else")\n'
+                    'git update-ref HEAD "$c"\n')
+    hook.chmod(0o755)
+    try:
+        with pytest.raises(Busy, match="kept moving HEAD"):
+            s.remember("The egret service restarts weekly.")
+    finally:
+        hook.unlink()
+    s.recall("egret")
+    assert memory_dirty(store) == ""
+    log = git(store, "log", "--format=%s")
+    assert "someone else" in log and "uncommitted" in log.splitlines()[0]
