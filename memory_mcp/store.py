@@ -821,6 +821,9 @@ class Store:
                 drift += [f"{p} (removed)" for p in sorted(before) if p not in after]
                 mode, note = "verify", "drift lists files whose content the index had not caught up with"
             else:
+                # Until the re-read below completes, only a full walk can refill the emptied index: a
+                # watcher would vouch that no file changed.
+                self._walk_next = True
                 with index.transaction():
                     index.clear()
                 report = self._sync(index, force=True, progress=progress)

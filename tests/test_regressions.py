@@ -380,3 +380,24 @@ def test_head_moved_on_every_attempt_is_busy_and_the_file_is_committed_next_call
     assert memory_dirty(store) == ""
     log = git(store, "log", "--format=%s")
     assert "someone else" in log and "uncommitted" in log.splitlines()[0]
+
+
+# ------------------------------------------------------------------ third review (index and watcher)
+def test_rebuild_cut_short_under_a_watcher_does_not_leave_an_empty_index(store: Path) -> None:
+    """Regression: `reindex` committed the emptied index before re-reading the files; when the re-read
+    failed (a client cancelling memory_reindex raises from the progress callback), the watcher still
+    vouched that nothing had changed, so every later call searched an empty index and said it was complete."""
+    st = Store.open(store, watch=True)
+    try:
+        r = st.remember("The ibis feeder opens at nine.")
+        assert [h.id for h in st.recall("ibis").results] == [r.id]
+
+        def cancelled(done: int, total: int) -> None:
+            raise RuntimeError("the client cancelled the request")
+
+        with pytest.raises(RuntimeError):
+            st.reindex(progress=cancelled)
+        found = st.recall("ibis")
+        assert [h.id for h in found.results] == [r.id] and found.coverage.indexed == 1
+    finally:
+        st.close()
