@@ -821,12 +821,12 @@ class Store:
                 drift += [f"{p} (removed)" for p in sorted(before) if p not in after]
                 mode, note = "verify", "drift lists files whose content the index had not caught up with"
             else:
-                # Until the re-read below completes, only a full walk can refill the emptied index: a
-                # watcher would vouch that no file changed.
-                self._walk_next = True
+                # One transaction: a re-read cut short (Ctrl-C, a cancelled request) rolls back to the old
+                # index instead of leaving an empty one that watchers here and in other processes, having
+                # seen no file change, would keep answering from.
                 with index.transaction():
                     index.clear()
-                report = self._sync(index, force=True, progress=progress)
+                    report = self._sync(index, force=True, progress=progress)
                 drift, mode = [], "rebuild"
                 note = "index rebuilt from the files; recall counts (heat) are kept"
             return ReindexResult(mode=mode, indexed=index.count(), unindexed=len(index.errors()),

@@ -401,3 +401,23 @@ def test_rebuild_cut_short_under_a_watcher_does_not_leave_an_empty_index(store: 
         assert [h.id for h in found.results] == [r.id] and found.coverage.indexed == 1
     finally:
         st.close()
+
+
+def test_rebuild_cut_short_in_another_process_does_not_empty_a_watching_server(store: Path) -> None:
+    """Regression: a `memory-mcp reindex` stopped with Ctrl-C committed the emptied index and rolled back
+    the re-read; a server watching the store saw no file change, so it answered from the empty index."""
+    server, cli_side = Store.open(store, watch=True), Store.open(store)
+    try:
+        r = server.remember("The ibis feeder opens at nine.")
+        assert [h.id for h in server.recall("ibis").results] == [r.id]
+
+        def interrupted(done: int, total: int) -> None:
+            raise KeyboardInterrupt
+
+        with pytest.raises(KeyboardInterrupt):
+            cli_side.reindex(progress=interrupted)
+        found = server.recall("ibis")
+        assert [h.id for h in found.results] == [r.id] and found.coverage.indexed == 1
+    finally:
+        server.close()
+        cli_side.close()
