@@ -268,12 +268,12 @@ class Store:
             self._unwritable(f"{e.strerror}{': ' + where if where else ''}")
         except (sqlite3.DatabaseError, GitCommandError) as e:
             text = str(e.stderr if isinstance(e, GitCommandError) else e)
-            if isinstance(e, GitCommandError):
-                self._recovered = False  # a file may be written without its commit: the next call retries it
             if isinstance(e, HeadKeptMoving):
+                self._recovered = False  # the file is written; its commit is retried by the next call
                 raise Busy("other git commits kept moving HEAD while this write was committing it. The memory "
                            "file is written and is committed by the next call.") from None
             if isinstance(e, GitCommandError) and ".lock': File exists" in text:
+                self._recovered = False  # the file is written; its commit is retried by the next call
                 raise Busy("a git lock is held by another git process working in the store (a `git "
                            "commit` waiting for its editor, say): finish it, then call again. Any memory file "
                            "already written is committed by the next call.") from None
