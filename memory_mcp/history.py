@@ -34,6 +34,11 @@ COMMIT_ATTEMPTS = 5
 SCRATCH_INDEX = "memory-mcp.index"
 
 
+class HeadKeptMoving(git.GitCommandError):
+    """Every attempt lost the race for HEAD to someone else's commits: the memory file is written and
+    the next call commits it. A GitCommandError, so callers that tolerate a failed commit still do."""
+
+
 @dataclass(frozen=True)
 class _ScratchBase:
     """The commit the scratch index was last made to match, its tree, and the index file's
@@ -149,6 +154,11 @@ class History:
                 self._drop_scratch()  # whatever broke it, the next call starts from a fresh copy of HEAD
                 raise
             if tree == head_tree:
+                if self._head() != head:
+                    # The cached base is stale (a person's revert, reset or commit moved HEAD): a tree
+                    # equal to the old HEAD's may well differ from the new one's.
+                    self._drop_scratch()
+                    continue
                 self._base = _ScratchBase(head, tree, self._scratch_stat())
                 return None
             parents = ["-p", head] if head else []
@@ -158,14 +168,18 @@ class History:
                 # An empty old value: HEAD's branch must not exist yet.
                 self._git("update-ref", "-m", reflog, "HEAD", commit, head or "")
             except git.GitCommandError:
+                if self._head() == head:
+                    # HEAD did not move: the ref could not be written (a lock another git holds, a full
+                    # disk); the caller maps git's own message to a clear error.
+                    raise
                 # HEAD moved since the scratch index was built (a person's commit, a pull, another
                 # process): build it again from the new HEAD and retry.
                 self._drop_scratch()
                 continue
             self._base = _ScratchBase(commit, tree, self._scratch_stat())
             return commit
-        raise git.GitCommandError(["git", "update-ref", "HEAD"], 1,
-                                  b"HEAD kept moving while memory-mcp was committing; try again")
+        raise HeadKeptMoving(["git", "update-ref", "HEAD"], 1,
+                             b"HEAD kept moving while memory-mcp was committing; try again")
 
     def _stage(self, paths: list[str]) -> bytes:
         """Stage `paths` in the person's index as `git add` / `git rm --cached` would (their other
@@ -190,7 +204,7 @@ class History:
         base = self._base
         if base is not None and base.stat == self._scratch_stat():
             return base.head, base.tree
-        head = self._git("rev-parse", "-q", "--verify", "HEAD^{commit}", check=False).strip() or None
+        head = self._head()
         if head:
             self._git("read-tree", head, scratch=True)
             tree = self._git("rev-parse", f"{head}^{{tree}}").strip()
@@ -199,6 +213,10 @@ class History:
             tree = self._git("hash-object", "-t", "tree", "--stdin", data=b"").strip()
         self._base = _ScratchBase(head, tree, self._scratch_stat())
         return head, tree
+
+    def _head(self) -> str | None:
+        """The commit HEAD points at, or None on a branch with no commit yet."""
+        return self._git("rev-parse", "-q", "--verify", "HEAD^{commit}", check=False).strip() or None
 
     def _oid_length(self) -> int:
         """Hex digits of an object id here: 40 (SHA-1), or 64 in a SHA-256 repository."""
@@ -261,6 +279,14 @@ class History:
         keep = set(wanted)
         return [p for p in paths if p in keep]
 
+    def blob(self, rev: str, path: str) -> bytes | None:
+        """The bytes of `path` as commit `rev` holds it, or None when it has no such file.
+
+        git itself rather than GitPython's object reader, which cannot read a SHA-256 repository."""
+        done = subprocess.run(["git", "cat-file", "blob", f"{rev}:{path}"], cwd=self.root, capture_output=True,
+                              env={**os.environ, **self._env})
+        return done.stdout if done.returncode == 0 else None
+
     def log(self, path: str, limit: int = 20) -> list[Commit]:
         """The commits that touched one file, newest first, following renames."""
         try:
@@ -272,7 +298,9 @@ class History:
 
     def summary(self) -> dict[str, object]:
         """Branch, head, and whether memory files have uncommitted changes."""
-        head = self.repo.head.commit.hexsha[:12] if self.repo.head.is_valid() else None
+        # rev-parse, not GitPython's objects: those cannot read a SHA-256 repository's refs.
+        head = self._head()
+        head = head[:12] if head else None
         try:
             branch = self.repo.active_branch.name
         except TypeError:

@@ -417,10 +417,22 @@ class _Transaction:
         if not self.outer:
             return
         if exc_type:
-            self.on_rollback()
-            self.conn.execute("ROLLBACK")
-        else:
+            self._rollback()
+            return
+        try:
             self.conn.execute("COMMIT")
+        except sqlite3.Error:
+            # A COMMIT that failed (a full disk, a deferred constraint) can leave the transaction open:
+            # every later transaction() would then nest inside it and never commit, and other processes
+            # would wait on its write lock.
+            self._rollback()
+            raise
+
+    def _rollback(self) -> None:
+        self.on_rollback()
+        # SQLite may have rolled back by itself already (a full disk mid-statement).
+        if self.conn.in_transaction:
+            self.conn.execute("ROLLBACK")
 
 
 def _chunks(items: list, size: int) -> Iterator[list]:

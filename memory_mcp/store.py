@@ -43,7 +43,7 @@ from .errors import (
     TooLarge,
     Unwritable,
 )
-from .history import History
+from .history import HeadKeptMoving, History
 from .index import FileStat, Index, Row
 from .lock import StoreLock
 from .model import (
@@ -268,6 +268,10 @@ class Store:
             self._unwritable(f"{e.strerror}{': ' + where if where else ''}")
         except (sqlite3.DatabaseError, GitCommandError) as e:
             text = str(e.stderr if isinstance(e, GitCommandError) else e)
+            if isinstance(e, HeadKeptMoving):
+                self._recovered = False  # the file is written; its commit is retried by the next call
+                raise Busy("other git commits kept moving HEAD while this write was committing it. The memory "
+                           "file is written and is committed by the next call.") from None
             if isinstance(e, GitCommandError) and ".lock': File exists" in text:
                 self._recovered = False  # the file is written; its commit is retried by the next call
                 raise Busy("a git lock is held by another git process working in the store (a `git "
@@ -817,9 +821,12 @@ class Store:
                 drift += [f"{p} (removed)" for p in sorted(before) if p not in after]
                 mode, note = "verify", "drift lists files whose content the index had not caught up with"
             else:
+                # One transaction: a re-read cut short (Ctrl-C, a cancelled request) rolls back to the old
+                # index instead of leaving an empty one that watchers here and in other processes, having
+                # seen no file change, would keep answering from.
                 with index.transaction():
                     index.clear()
-                report = self._sync(index, force=True, progress=progress)
+                    report = self._sync(index, force=True, progress=progress)
                 drift, mode = [], "rebuild"
                 note = "index rebuilt from the files; recall counts (heat) are kept"
             return ReindexResult(mode=mode, indexed=index.count(), unindexed=len(index.errors()),

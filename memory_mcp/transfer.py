@@ -398,11 +398,13 @@ def deletions(history: History) -> Deletions:
             continue
         sha, stamp = head.strip("\0 ").split()
         when = parse_iso(stamp)
-        parent = history.repo.commit(sha).parents
         for rel in filter(None, (n.strip("\n") for n in names.split("\0"))):
+            data = history.blob(f"{sha}^", rel)
+            if data is None:
+                continue
             try:
-                mem = files.parse(files.decode((parent[0].tree / rel).data_stream.read()), rel)
-            except (KeyError, IndexError, ParseError):
+                mem = files.parse(files.decode(data), rel)
+            except ParseError:
                 continue
             if not when:
                 continue

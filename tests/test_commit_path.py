@@ -3,6 +3,7 @@ must keep true while being fast. Real git repositories, real SQLite."""
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -127,3 +128,21 @@ def test_memory_count_follows_writes_here_and_in_another_process(tmp_path: Path)
     one.remember("The puma cache is LRU.")
     one.forget(r.id, "archive")
     assert one.recall("puma").coverage.indexed == 2 == two.recall("puma").coverage.indexed
+
+
+def test_failed_commit_ends_the_transaction_and_drops_its_cached_rows(tmp_path: Path) -> None:
+    """Regression: a COMMIT that failed (a full disk; here a deferred constraint, which SQLite checks at
+    COMMIT) left the transaction open, so every later transaction nested inside it and never committed,
+    other connections could not write, and the file cache kept the rows that were never stored."""
+    index = Index.open(tmp_path / "index.sqlite3")
+    index.conn.execute("PRAGMA foreign_keys=ON")
+    index.conn.execute("CREATE TABLE parent(id INTEGER PRIMARY KEY)")
+    index.conn.execute("CREATE TABLE child(parent INTEGER REFERENCES parent(id) DEFERRABLE INITIALLY DEFERRED)")
+    with pytest.raises(sqlite3.IntegrityError), index.transaction():
+        index.set_file("memories/a.md", FileStat(1, 2, "h"))
+        index.conn.execute("INSERT INTO child VALUES (42)")  # no such parent: COMMIT fails
+    assert not index.conn.in_transaction and index.file_stats() == {}
+    other = Index.open(tmp_path / "index.sqlite3")
+    with other.transaction():
+        other.set_file("memories/b.md", FileStat(3, 4, "k"))
+    assert set(index.file_stats()) == {"memories/b.md"}

@@ -5,7 +5,9 @@ mocked except where a test says so (a permission error cannot be produced when t
 from __future__ import annotations
 
 import contextlib
+import json
 import os
+import subprocess
 import time
 from pathlib import Path
 
@@ -14,7 +16,7 @@ import pytest
 from conftest import commit_count, fm_file, git, make_store, new_id, open_server
 
 from memory_mcp import cli, files
-from memory_mcp.errors import StoreError
+from memory_mcp.errors import Busy, StoreError
 from memory_mcp.store import Store
 
 
@@ -290,3 +292,132 @@ def test_committing_thousands_of_hand_added_files_does_not_overflow_the_command_
     assert st.counts["total"] == 250 and st.unindexed == []
     assert git(store, "status", "--porcelain", "--", "memories") == ""
     assert "250 files edited by hand" in git(store, "log", "-1", "--format=%s")
+
+
+# ------------------------------------------------------------------ third review (plumbing commit path)
+def test_branch_ref_lock_held_by_git_is_busy_and_the_file_is_committed_next_call(store: Path, s: Store) -> None:
+    """Regression: a refs/heads/main.lock held by a running git made `update-ref` fail; that was taken for
+    'HEAD moved', retried five times and raised as an internal 'HEAD kept moving' error, and the memory file
+    then stayed uncommitted for the rest of the process (the recovery pass was not re-armed)."""
+    s.remember("The heron service restarts nightly.")
+    # A live git process in the store keeps the lock from being cleared as a crash's leftover.
+    holder = subprocess.Popen(["git", "hash-object", "--stdin"], cwd=store, stdin=subprocess.PIPE,
+                              stdout=subprocess.DEVNULL)
+    lock = Path(git(store, "rev-parse", "--git-common-dir").strip())
+    lock = (lock if lock.is_absolute() else store / lock) / "refs" / "heads" / "main.lock"
+    try:
+        lock.write_text("")
+        with pytest.raises(Busy):
+            s.remember("The egret service restarts weekly.")
+    finally:
+        holder.stdin.close()
+        holder.wait()
+        lock.unlink(missing_ok=True)
+    assert memory_dirty(store)  # written, not yet committed
+    s.recall("egret")
+    assert memory_dirty(store) == ""
+    assert "uncommitted" in git(store, "log", "-1", "--format=%s")
+
+
+def _sha256_store(path: Path) -> Path:
+    path.mkdir()
+    git(path, "init", "-q", "--object-format=sha256", "-b", "main")
+    (path / "memories").mkdir()
+    (path / "memories" / ".gitkeep").write_text("")
+    git(path, "add", ".")
+    git(path, "-c", "user.name=P", "-c", "user.email=p@example.com", "commit", "-qm", "init")
+    return path
+
+
+def test_sha256_repository_status_head_and_import_after_a_purge(tmp_path: Path) -> None:
+    """Regression: GitPython's object reader cannot read a SHA-256 repository, so memory_status reported
+    no head commit, and any import after a purge crashed (BadName) reading the purged file's history."""
+    store = _sha256_store(tmp_path / "store")
+    st = Store.open(store)
+    try:
+        r = st.remember("The puffin colony nests on the north cliff.")
+        assert st.status().git["head"] == git(store, "rev-parse", "HEAD").strip()[:12]
+        exported = st.export()
+        st.forget(r.id)
+        st.forget(r.id, mode="purge", confirm=True)
+        report = st.import_memories("export", text=json.dumps(exported))
+        assert report.imported == [] and "deleted in this store" in report.skipped[0].reason
+        assert git(store, "status", "--porcelain", "--", "memories") == ""
+    finally:
+        st.close()
+
+
+def test_memory_restored_after_a_person_reverted_its_commit_is_committed_again(store: Path, s: Store) -> None:
+    """Regression: the scratch index's cached HEAD tree was trusted for the 'nothing to commit' check; after
+    a person reverted the memory's commit and then brought the file back, the file matched that stale tree,
+    so the write was skipped as a no-op and the memory stayed uncommitted."""
+    r = s.remember("The kestrel feed runs at dawn.")
+    path = store / r.path
+    text = path.read_bytes()
+    git(store, "-c", "user.name=P", "-c", "user.email=p@example.com", "revert", "--no-edit", "HEAD")
+    assert s.recall("kestrel").results == []
+    path.write_bytes(text)  # the person changes their mind and puts the file back
+    assert [h.id for h in s.recall("kestrel").results] == [r.id]
+    assert memory_dirty(store) == ""
+    assert r.path in git(store, "ls-tree", "-r", "--name-only", "HEAD")
+
+
+def test_head_moved_on_every_attempt_is_busy_and_the_file_is_committed_next_call(store: Path, s: Store) -> None:
+    """Regression: when other commits moved HEAD on every compare-and-swap attempt (a script committing in
+    a loop), the write failed with an internal 'HEAD kept moving' GitCommandError instead of store_busy.
+    A post-index-change hook stands in for that committer: each index write is followed by a commit."""
+    s.remember("The heron service restarts nightly.")
+    hook = store / ".git" / "hooks" / "post-index-change"
+    hook.write_text('#!/bin/sh\nc=$(git commit-tree "HEAD^{tree}" -p HEAD -m "someone else")\n'
+                    'git update-ref HEAD "$c"\n')
+    hook.chmod(0o755)
+    try:
+        with pytest.raises(Busy, match="kept moving HEAD"):
+            s.remember("The egret service restarts weekly.")
+    finally:
+        hook.unlink()
+    s.recall("egret")
+    assert memory_dirty(store) == ""
+    log = git(store, "log", "--format=%s")
+    assert "someone else" in log and "uncommitted" in log.splitlines()[0]
+
+
+# ------------------------------------------------------------------ third review (index and watcher)
+def test_rebuild_cut_short_under_a_watcher_does_not_leave_an_empty_index(store: Path) -> None:
+    """Regression: `reindex` committed the emptied index before re-reading the files; when the re-read
+    failed (a client cancelling memory_reindex raises from the progress callback), the watcher still
+    vouched that nothing had changed, so every later call searched an empty index and said it was complete."""
+    st = Store.open(store, watch=True)
+    try:
+        r = st.remember("The ibis feeder opens at nine.")
+        assert [h.id for h in st.recall("ibis").results] == [r.id]
+
+        def cancelled(done: int, total: int) -> None:
+            raise RuntimeError("the client cancelled the request")
+
+        with pytest.raises(RuntimeError):
+            st.reindex(progress=cancelled)
+        found = st.recall("ibis")
+        assert [h.id for h in found.results] == [r.id] and found.coverage.indexed == 1
+    finally:
+        st.close()
+
+
+def test_rebuild_cut_short_in_another_process_does_not_empty_a_watching_server(store: Path) -> None:
+    """Regression: a `memory-mcp reindex` stopped with Ctrl-C committed the emptied index and rolled back
+    the re-read; a server watching the store saw no file change, so it answered from the empty index."""
+    server, cli_side = Store.open(store, watch=True), Store.open(store)
+    try:
+        r = server.remember("The ibis feeder opens at nine.")
+        assert [h.id for h in server.recall("ibis").results] == [r.id]
+
+        def interrupted(done: int, total: int) -> None:
+            raise KeyboardInterrupt
+
+        with pytest.raises(KeyboardInterrupt):
+            cli_side.reindex(progress=interrupted)
+        found = server.recall("ibis")
+        assert [h.id for h in found.results] == [r.id] and found.coverage.indexed == 1
+    finally:
+        server.close()
+        cli_side.close()
