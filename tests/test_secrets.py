@@ -140,6 +140,33 @@ def test_every_kind_of_the_scanner_is_in_the_corpus() -> None:
                        "Linear API key", "Notion token", "age secret key"}, missing
 
 
+# Shapes of the kinds the corpus leaves out, for the prefilter test below (hex and alphanumerics only).
+_HEX, _ALNUM = "9f8e7d6c5b4a3928", "Zq8Rk2Vx9Nm4Lb7P"
+SHAPES = [
+    j("ya29.", _ALNUM * 2), j("https://acct.blob.core.windows.net/c?sv=2022&sig=", _ALNUM * 2),
+    j("dop_v1_", _HEX * 4), j("hvs.", _ALNUM * 2), j(_ALNUM[:14], ".atlasv1.", _ALNUM * 4),
+    j("pypi-AgE", _ALNUM * 4), j("lsv2_pt_", _HEX * 2, "_", _HEX[:10]), j("fw_", _ALNUM * 2),
+    j("key-", _HEX * 2), j("shpat_", _HEX * 2), j("lin_api_", _ALNUM * 3), j("ntn_", _ALNUM * 3),
+    j("AGE-SECRET-KEY-1", "Q" * 58),
+]
+
+
+def test_prefilter_never_skips_a_rule_that_would_match() -> None:
+    """`scan` runs a rule only when one of its literal needles is in the text: a needle that a
+    match can lack would hide that credential. Checked on every sample, in every letter case."""
+    from memory_mcp.secrets import _RULES
+
+    texts = [frame.format(value) for _, frame, value in POSITIVES] + NEAR_MISSES + SHAPES
+    texts += [t.swapcase() for t in texts] + [t.upper() for t in texts] + [t.lower() for t in texts]
+    matched: set[str] = set()
+    for rule in _RULES:
+        for text in texts:
+            if any(rule.valid is None or rule.valid(m) for m in rule.pattern.finditer(text)):
+                assert rule.may_match(text, text.lower), (rule.kind, text)
+                matched.add(rule.kind)
+    assert matched == {r.kind for r in _RULES} - {"Discord bot token"}, matched
+
+
 def leaked(error: str, value: str) -> list[str]:
     """Every 4-character piece of the secret value that shows up in the error."""
     return [value[i:i + 4] for i in range(len(value) - 3) if value[i:i + 4] in error]
