@@ -12,39 +12,22 @@ nothing). It also times one hand edit followed by the call. Prints medians, p95 
 from __future__ import annotations
 
 import argparse
-import random
 import shutil
 import statistics
-import subprocess
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 
-from bench_store import WORDS  # the same vocabulary as the store benchmark
-from ulid import ULID
+from perf import generate_store  # the store generator of the main benchmark
 
-from memory_mcp import files
-from memory_mcp.model import Memory, MemoryType, Trust, compose_body
 from memory_mcp.reconcile import RACY_MARGIN_NS
-from memory_mcp.store import Store, init_store
+from memory_mcp.store import Store
 
 
 def build(root: Path, n: int) -> None:
-    """A committed, indexed store of `n` generated memories."""
-    init_store(root)
-    rng = random.Random(n)
-    folder = root / "memories"
-    for i in range(n):
-        title = f"Note {i} about {rng.choice(WORDS)} and {rng.choice(WORDS)}"
-        body = compose_body(" ".join(rng.choice(WORDS) for _ in range(60)), title)
-        mem = Memory(id=str(ULID()), body=body, type=MemoryType.FACT, trust=Trust.USER_STATED,
-                     entities=[rng.choice(WORDS)], created="2026-01-01T00:00:00Z", updated="2026-01-01T00:00:00Z")
-        (folder / f"note-{i}.md").write_text(files.serialize(mem), encoding="utf-8")
-    env = {"GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@localhost", "GIT_COMMITTER_NAME": "bench",
-           "GIT_COMMITTER_EMAIL": "bench@localhost", "PATH": "/usr/bin:/bin"}
-    subprocess.run(["git", "-C", str(root), "add", "-A"], check=True, env=env)
-    subprocess.run(["git", "-C", str(root), "commit", "-qm", "bench"], check=True, env=env)
+    """A committed, indexed store of `n` generated memories (perf.py's generator)."""
+    generate_store(root, n)
     store = Store.open(root)
     store.reindex()
     store.close()
