@@ -256,10 +256,6 @@ class History:
         out = self.repo.git.ls_files("-z", "--", *paths, env=self._env)
         return {p for p in out.split("\0") if p}
 
-    def dirty_paths(self) -> list[str]:
-        """Memory files and dictionary.md that differ from HEAD (untracked ones included)."""
-        return self.changed()
-
     def changed(self, wanted: list[str] | None = None) -> list[str]:
         """Which of the `wanted` paths (default: all memory files and dictionary.md) git sees as changed
         against HEAD, untracked included."""

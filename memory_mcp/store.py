@@ -333,7 +333,7 @@ class Store:
         for leftover in files.leftover_temp_files(self.root / MEMORIES):
             leftover.unlink(missing_ok=True)
         skip = {p for p, _ in index.errors()} | {p for p, _ in index.secret_flags()}
-        paths = [p for p in self.history.dirty_paths()
+        paths = [p for p in self.history.changed()
                  if p not in skip and (p == "dictionary.md" or index.get_by_path(p) or not (self.root / p).exists())]
         if paths:
             ids = [r.id for r in (index.get_by_path(p) for p in paths) if r and not r.provisional]
