@@ -229,7 +229,7 @@ def _merge(history: History, theirs: str, result: SyncResult, new_path: Callable
             if not (Path(repo.git_dir) / "MERGE_HEAD").exists():
                 raise SyncFailed(f"git could not start the merge: {_said(e)[:300]}") from None
         ids = _settle_conflicts(history, result, new_path)
-        _commit_merge(history, theirs, result, ids)
+        _commit_merge(history, result, ids)
         return True
     except BaseException as e:
         if (Path(repo.git_dir) / "MERGE_HEAD").exists():
@@ -476,7 +476,7 @@ def _union(history: History, base: bytes, ours: bytes, theirs: bytes) -> bytes:
     return (merged or "").encode("utf-8")
 
 
-def _commit_merge(history: History, theirs: str, result: SyncResult, ids: list[str]) -> None:
+def _commit_merge(history: History, result: SyncResult, ids: list[str]) -> None:
     left = _unmerged(history.repo)
     if left:
         raise _Unmergeable(f"{', '.join(sorted(left))} still conflicted")
