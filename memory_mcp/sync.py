@@ -25,12 +25,12 @@ import git
 from ulid import ULID
 
 from . import files
+from .dictionary import DICTIONARY
 from .errors import ParseError, SyncFailed
 from .history import History
 from .model import Memory, now_iso, parse_iso
 
 PUSH_ATTEMPTS = 3
-DICTIONARY = "dictionary.md"
 # Set-like fields: a three-way merge keeps what either side added and drops what either side removed.
 _LIST_FIELDS = ("entities", "conflicts_with", "distinct_from", "supersedes")
 # Fields that are not the memory's content: identity, bookkeeping merged by rule, parse state.
