@@ -100,6 +100,12 @@ def main(argv: list[str] | None = None) -> int:
             root = init_store(args.path or args.store or default_root())
             print(f"memory store ready at {root}")
             return 0
+        if command == "digest":
+            # Scopes opens the project store itself: opening it here too would be a second Store on one root.
+            both = scopes.Scopes.open(scopes.ScopeConfig(args.store, scopes.configured_user_root(args.user_store)))
+            text = render.digest(both.digest(), args.max_tokens)
+            print(claude_code.hook_payload(text) if args.hook else text)
+            return 0
         store = Store.open(args.store)
         if command == "status":
             print(render.status(store.status()))
@@ -111,10 +117,6 @@ def main(argv: list[str] | None = None) -> int:
             with ProgressBar("reindex") as bar:
                 result = store.reindex(verify=args.verify, progress=bar)
             print(render.reindex(result))
-        elif command == "digest":
-            both = scopes.Scopes.open(scopes.ScopeConfig(store.root, scopes.configured_user_root(args.user_store)))
-            text = render.digest(both.digest(), args.max_tokens)
-            print(claude_code.hook_payload(text) if args.hook else text)
         elif command == "watch":
             from .watch import watch
 

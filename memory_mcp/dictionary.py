@@ -7,6 +7,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+DICTIONARY = "dictionary.md"  # the store-relative path of the file
+
 _LINE = re.compile(r"^\s*[-*]\s+([^:\n]+?)\s*(?::\s*(.*))?$")
 _AKA = re.compile(r"\(\s*aka\s*:\s*([^)]*)\)\s*$", re.IGNORECASE)
 

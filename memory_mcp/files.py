@@ -36,7 +36,6 @@ KEY_ORDER = (
     "id", "type", "state", "trust", "entities", "source", "created", "updated", "review_after",
     "conflicts_with", "distinct_from", "supersedes", "superseded_by", "deprecated_reason", "feedback",
 )
-_LIST_KEYS = {"entities", "conflicts_with", "distinct_from", "supersedes"}
 
 
 class _StrictLoader(yaml.SafeLoader):

@@ -256,10 +256,6 @@ class History:
         out = self.repo.git.ls_files("-z", "--", *paths, env=self._env)
         return {p for p in out.split("\0") if p}
 
-    def dirty_paths(self) -> list[str]:
-        """Memory files and dictionary.md that differ from HEAD (untracked ones included)."""
-        return self.changed()
-
     def changed(self, wanted: list[str] | None = None) -> list[str]:
         """Which of the `wanted` paths (default: all memory files and dictionary.md) git sees as changed
         against HEAD, untracked included."""
@@ -279,12 +275,13 @@ class History:
         keep = set(wanted)
         return [p for p in paths if p in keep]
 
-    def blob(self, rev: str, path: str) -> bytes | None:
-        """The bytes of `path` as commit `rev` holds it, or None when it has no such file.
+    def blob(self, rev: str, path: str | None = None) -> bytes | None:
+        """The bytes of `path` as commit `rev` holds it (without a path, `rev` names the blob itself),
+        or None when there is no such file.
 
         git itself rather than GitPython's object reader, which cannot read a SHA-256 repository."""
-        done = subprocess.run(["git", "cat-file", "blob", f"{rev}:{path}"], cwd=self.root, capture_output=True,
-                              env={**os.environ, **self._env})
+        done = subprocess.run(["git", "cat-file", "blob", rev if path is None else f"{rev}:{path}"], cwd=self.root,
+                              capture_output=True, env={**os.environ, **self._env})
         return done.stdout if done.returncode == 0 else None
 
     def log(self, path: str, limit: int = 20) -> list[Commit]:

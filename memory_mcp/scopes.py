@@ -33,7 +33,8 @@ def user_root(path: Path | None = None) -> Path:
     if path is not None:
         return path.expanduser().resolve()
     env = os.environ.get(USER_ROOT_ENV)
-    return Path(env).expanduser().resolve() if env else Path.home() / ".memory-mcp" / "default"
+    # Resolved like the project store is, or the same-folder check misses a HOME behind a symlink.
+    return (Path(env).expanduser() if env else Path.home() / ".memory-mcp" / "default").resolve()
 
 
 def configured_user_root(option: str | bool | None) -> Path | None:

@@ -27,7 +27,7 @@ from git import GitCommandError
 from ulid import ULID
 
 from . import conflicts, files, lifecycle, query, ranking, transfer
-from .dictionary import Dictionary
+from .dictionary import DICTIONARY, Dictionary
 from .errors import (
     Busy,
     ConfirmRequired,
@@ -306,7 +306,7 @@ class Store:
     def _sync(self, index: Index, force: bool = False, progress: Progress | None = None) -> ReconcileReport:
         """Reconcile: only the paths the watcher saw change when it can vouch for the rest, else a
         walk of everything with the stat gate. Hand edits found are committed."""
-        self.dictionary = Dictionary.load(self.root / "dictionary.md", self.dictionary)
+        self.dictionary = Dictionary.load(self.root / DICTIONARY, self.dictionary)
         plan = self.watcher.plan() if self.watcher else None
         walk = plan is None or plan.walk or self._walk_next
         report = reconcile(self.root, index, self.dictionary, force=force, progress=progress,
@@ -333,8 +333,8 @@ class Store:
         for leftover in files.leftover_temp_files(self.root / MEMORIES):
             leftover.unlink(missing_ok=True)
         skip = {p for p, _ in index.errors()} | {p for p, _ in index.secret_flags()}
-        paths = [p for p in self.history.dirty_paths()
-                 if p not in skip and (p == "dictionary.md" or index.get_by_path(p) or not (self.root / p).exists())]
+        paths = [p for p in self.history.changed()
+                 if p not in skip and (p == DICTIONARY or index.get_by_path(p) or not (self.root / p).exists())]
         if paths:
             ids = [r.id for r in (index.get_by_path(p) for p in paths) if r and not r.provisional]
             self.history.commit_paths(paths, "reconcile: commit memory files left uncommitted", ids,
@@ -343,7 +343,7 @@ class Store:
     def _commit_hand_edits(self, index: Index, report: ReconcileReport) -> None:
         candidates = [*report.reindexed, *report.removed]
         if report.dictionary_changed:
-            candidates.append("dictionary.md")
+            candidates.append(DICTIONARY)
         try:
             # A forced re-parse (dictionary edit, reindex) touches every file: name only what git
             # actually has a change for, so trailers and lines tell the truth about the commit.
@@ -355,12 +355,12 @@ class Store:
             self.history.check_idle()
             removed = set(report.removed)
             deleted = [p for p in paths if p in removed]
-            edited = [p for p in paths if p not in removed and p != "dictionary.md"]
+            edited = [p for p in paths if p not in removed and p != DICTIONARY]
             ids = [r.id for r in (index.get_by_path(p) for p in edited) if r and not r.provisional]
             ids += [report.removed_ids[p] for p in deleted if p in report.removed_ids]
             parts = [f"{n} file{'s' if n != 1 else ''} {what}" for n, what in
                      ((len(edited), "edited by hand"), (len(deleted), "deleted by hand")) if n]
-            if "dictionary.md" in paths:
+            if DICTIONARY in paths:
                 parts.append("dictionary edited")
             subject = "reconcile: " + ", ".join(parts)
             promoted = [i for i in report.promoted if i in ids]

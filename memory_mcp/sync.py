@@ -13,7 +13,6 @@ memory deleted on one side and edited on the other keeps the edit. Both sides' l
 
 from __future__ import annotations
 
-import binascii
 import contextlib
 import os
 import tempfile
@@ -26,12 +25,12 @@ import git
 from ulid import ULID
 
 from . import files
+from .dictionary import DICTIONARY
 from .errors import ParseError, SyncFailed
 from .history import History
 from .model import Memory, now_iso, parse_iso
 
 PUSH_ATTEMPTS = 3
-DICTIONARY = "dictionary.md"
 # Set-like fields: a three-way merge keeps what either side added and drops what either side removed.
 _LIST_FIELDS = ("entities", "conflicts_with", "distinct_from", "supersedes")
 # Fields that are not the memory's content: identity, bookkeeping merged by rule, parse state.
@@ -230,7 +229,7 @@ def _merge(history: History, theirs: str, result: SyncResult, new_path: Callable
             if not (Path(repo.git_dir) / "MERGE_HEAD").exists():
                 raise SyncFailed(f"git could not start the merge: {_said(e)[:300]}") from None
         ids = _settle_conflicts(history, result, new_path)
-        _commit_merge(history, theirs, result, ids)
+        _commit_merge(history, result, ids)
         return True
     except BaseException as e:
         if (Path(repo.git_dir) / "MERGE_HEAD").exists():
@@ -274,8 +273,8 @@ def _unmerged(repo: git.Repo) -> dict[str, dict[int, str]]:
     return out
 
 
-def _blob(repo: git.Repo, sha: str | None) -> bytes | None:
-    return None if sha is None else repo.odb.stream(binascii.unhexlify(sha)).read()
+def _blob(history: History, sha: str | None) -> bytes | None:
+    return None if sha is None else history.blob(sha)
 
 
 def _settle_conflicts(history: History, result: SyncResult, new_path: Callable[[str, str], str]) -> list[str]:
@@ -283,7 +282,7 @@ def _settle_conflicts(history: History, result: SyncResult, new_path: Callable[[
     repo = history.repo
     ids: list[str] = []
     unmerged = _unmerged(repo)
-    moved = _renamed_apart(repo, unmerged)
+    moved = _renamed_apart(history, unmerged)
     # Each side renamed these memories (old paths, and this machine's new ones): each lives on once,
     # at the remote's new path, merged there. Removed first, so a conflict copy may take a freed name.
     gone = {mine for mine, _, _ in moved.values()} | {
@@ -292,7 +291,7 @@ def _settle_conflicts(history: History, result: SyncResult, new_path: Callable[[
         (history.root / path).unlink(missing_ok=True)
         history.repo.git.rm("-q", "--cached", "--ignore-unmatch", "--", path, env=history._env)
     for path, stages in sorted(unmerged.items()):
-        base, ours, theirs = (_blob(repo, stages.get(n)) for n in (1, 2, 3))
+        base, ours, theirs = (_blob(history, stages.get(n)) for n in (1, 2, 3))
         target = history.root / path
         if path in gone:
             continue
@@ -303,7 +302,7 @@ def _settle_conflicts(history: History, result: SyncResult, new_path: Callable[[
             raise _Unmergeable(f"{path} changed on both sides and is not a memory file")
         elif path in moved:
             _, mine, was = moved[path]
-            remote = _at(repo, "MERGE_HEAD", path) or b""
+            remote = history.blob("MERGE_HEAD", path) or b""
             ids += _merge_memory(history, path, was, mine, remote, result, new_path)
         elif ours is None or theirs is None:
             kept = ours if ours is not None else theirs
@@ -321,7 +320,7 @@ def _is_memory(path: str) -> bool:
     return path.startswith("memories/") and path.endswith(".md")
 
 
-def _renamed_apart(repo: git.Repo, unmerged: dict[str, dict[int, str]]) -> dict[str, tuple[str, bytes, bytes | None]]:
+def _renamed_apart(history: History, unmerged: dict[str, dict[int, str]]) -> dict[str, tuple[str, bytes, bytes | None]]:
     """Memories each side renamed to a different path (git's rename/rename): the remote's new path ->
     (this machine's new path, this machine's version, the old version). Told apart by the id in the
     files. The versions come from the two commits: for a rename/rename git stages its own attempt at
@@ -330,7 +329,7 @@ def _renamed_apart(repo: git.Repo, unmerged: dict[str, dict[int, str]]) -> dict[
         out: dict[str, tuple[str, bytes]] = {}
         for path, stages in unmerged.items():
             if set(stages) == {stage} and _is_memory(path):
-                data = _blob(repo, stages[stage]) if rev == "" else _at(repo, rev, path)
+                data = _blob(history, stages[stage]) if rev == "" else history.blob(rev, path)
                 with contextlib.suppress(_Unmergeable):
                     out[_parse(data or b"", path).id] = (path, data or b"")
         return out
@@ -338,13 +337,6 @@ def _renamed_apart(repo: git.Repo, unmerged: dict[str, dict[int, str]]) -> dict[
     base, mine, theirs = ids(1, ""), ids(2, "HEAD"), ids(3, "MERGE_HEAD")
     return {theirs[i][0]: (mine[i][0], mine[i][1], base[i][1] if i in base else None)
             for i in theirs.keys() & mine.keys()}
-
-
-def _at(repo: git.Repo, rev: str, path: str) -> bytes | None:
-    try:
-        return (repo.commit(rev).tree / path).data_stream.read()
-    except KeyError:
-        return None
 
 
 def _merge_memory(history: History, path: str, base: bytes | None, ours: bytes, theirs: bytes,
@@ -484,7 +476,7 @@ def _union(history: History, base: bytes, ours: bytes, theirs: bytes) -> bytes:
     return (merged or "").encode("utf-8")
 
 
-def _commit_merge(history: History, theirs: str, result: SyncResult, ids: list[str]) -> None:
+def _commit_merge(history: History, result: SyncResult, ids: list[str]) -> None:
     left = _unmerged(history.repo)
     if left:
         raise _Unmergeable(f"{', '.join(sorted(left))} still conflicted")

@@ -398,6 +398,8 @@ def deletions(history: History) -> Deletions:
             continue
         sha, stamp = head.strip("\0 ").split()
         when = parse_iso(stamp)
+        if not when:
+            continue
         for rel in filter(None, (n.strip("\n") for n in names.split("\0"))):
             data = history.blob(f"{sha}^", rel)
             if data is None:
@@ -405,8 +407,6 @@ def deletions(history: History) -> Deletions:
             try:
                 mem = files.parse(files.decode(data), rel)
             except ParseError:
-                continue
-            if not when:
                 continue
             if not mem.provisional and (mem.id not in out.ids or out.ids[mem.id] < when):
                 out.ids[mem.id] = when

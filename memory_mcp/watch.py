@@ -33,6 +33,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .dictionary import DICTIONARY
+
 if TYPE_CHECKING:
     from .reconcile import ReconcileReport
     from .store import Store
@@ -40,7 +42,6 @@ if TYPE_CHECKING:
 log = logging.getLogger("memory_mcp")
 
 WATCH_ENV = "MEMORY_MCP_WATCH"
-DICTIONARY = "dictionary.md"
 # The marker's event comes back in tens of microseconds; a quarter second only on a machine so
 # loaded that the stat gate is the better bet anyway.
 CATCH_UP_SECONDS = 0.25

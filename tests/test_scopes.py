@@ -154,3 +154,20 @@ async def test_status_lists_the_user_stores_pending_conflicts_that_recall_counts
         assert status["counts"]["total"] == 3 and str(user) in status["store"]
         await session.call("memory_resolve", id=long["id"], other_id=terse["id"], decision="keep_both")
         assert (await session.call("memory_status"))["pending_conflicts"] == []
+
+
+def test_the_default_user_store_is_refused_as_the_default_project_store_under_a_symlinked_home(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Regression: the default user store was not resolved while the project store was, so with HOME
+    behind a symlink the one default folder passed the same-folder check and served as both scopes."""
+    from memory_mcp.errors import InvalidArgument
+    from memory_mcp.scopes import ScopeConfig, configured_user_root
+
+    real = tmp_path / "real"
+    real.mkdir()
+    (tmp_path / "home").symlink_to(real)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("MEMORY_MCP_ROOT", raising=False)
+    monkeypatch.delenv("MEMORY_MCP_USER_ROOT", raising=False)
+    with pytest.raises(InvalidArgument, match="same folder"):
+        ScopeConfig(None, configured_user_root(True)).check()

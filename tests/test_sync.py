@@ -361,3 +361,33 @@ def test_readme_steps_share_a_store_between_two_machines(tmp_path: Path) -> None
     assert "pulled 0 commit(s)" in mm(two, "sync")
     assert "The web workspace uses pnpm, never npm." in mm(two, "recall", "pnpm")
     assert_converged(Store.open(one), Store.open(two))
+
+
+def test_a_conflict_in_a_sha256_repository_merges_instead_of_crashing(tmp_path: Path) -> None:
+    """Regression: sync read conflicted blobs with GitPython's object reader, which cannot read a SHA-256
+    repository, so any conflict there (here a rename/rename with both texts edited) crashed the merge."""
+    root = tmp_path / "a"
+    root.mkdir()
+    git(root, "init", "-q", "--object-format=sha256", "-b", "main")
+    (root / "memories").mkdir()
+    (root / "memories" / ".gitkeep").write_text("")
+    git(root, "add", ".")
+    git(root, "-c", "user.name=P", "-c", "user.email=p@example.com", "commit", "-qm", "init")
+    bare = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", "--object-format=sha256", "--initial-branch=main", str(bare)],
+                   check=True)
+    a = Store.open(root)
+    auk = a.remember("The auk cluster has three nodes.").id
+    git(a.root, "remote", "add", "origin", str(bare))
+    a.sync()
+    subprocess.run(["git", "clone", "-q", str(bare), str(tmp_path / "b")], check=True)
+    b = Store.open(tmp_path / "b")
+    for store, side in ((a, "a"), (b, "b")):
+        (store.root / store.read(id=auk).path).rename(store.root / f"memories/auk-{side}.md")
+        store.refresh()
+    a.update(auk, content="The auk cluster has five nodes.")
+    b.update(auk, content="The auk cluster has seven nodes.")
+    a.sync()
+    [pair] = b.sync().conflicts
+    assert pair.id == auk and "seven nodes" in b.read(id=pair.copy_id).body
+    assert_converged(a, b)
