@@ -16,6 +16,7 @@ import pytest
 from conftest import git
 
 from memory_mcp.errors import RepoBusy, SyncFailed
+from memory_mcp.results import RememberResult
 from memory_mcp.store import Store
 
 EXE = str(Path(sys.executable).parent / "memory-mcp")
@@ -32,6 +33,18 @@ def clones(tmp_path: Path, seed: list[str] | None = None) -> tuple[Store, Store,
     a.sync()
     subprocess.run(["git", "clone", "-q", str(bare), str(tmp_path / "b")], check=True)
     return a, Store.open(tmp_path / "b"), bare
+
+
+def remote_changed_a_shared_memory(tmp_path: Path) -> tuple[Store, Store, RememberResult]:
+    """Clones `a` and `b` that both have one memory, which `a` then changed and pushed; `b` has not
+    pulled the change yet."""
+    a, b, _ = clones(tmp_path)
+    mem = a.remember("The auk cluster has three nodes.")
+    a.sync()
+    b.sync()
+    a.update(mem.id, content="The auk cluster has five nodes.")
+    a.sync()
+    return a, b, mem
 
 
 def snapshot(store: Store) -> list[tuple]:
@@ -243,12 +256,7 @@ def test_an_unparseable_edit_in_progress_is_not_merged_over_with_conflict_marker
     # A person mid-edit (the file does not parse, so it is not committed) while the remote changed the
     # same memory: --autostash merged, then popped the stash into conflict markers in their file and
     # left it unmerged in git. Now sync stops before merging and says which file.
-    a, b, _ = clones(tmp_path)
-    mem = a.remember("The auk cluster has three nodes.")
-    a.sync()
-    b.sync()
-    a.update(mem.id, content="The auk cluster has five nodes.")
-    a.sync()
+    a, b, mem = remote_changed_a_shared_memory(tmp_path)
     path = b.root / b.read(id=mem.id).path
     draft = path.read_text().replace("---\n", "---\nowner: [unfinished\n", 1) + "\nMy half-written note.\n"
     path.write_text(draft)
@@ -268,12 +276,7 @@ def test_a_merge_left_unfinished_is_not_staged_with_its_markers_and_reads_still_
     # the store mid-merge. The next call "committed the hand edit": `git add` marked the conflicted
     # file resolved with its markers in it, the commit failed, and every call, recall included,
     # raised a raw git error. Now reads work, writes say what to do, and git is left as it was.
-    a, b, _ = clones(tmp_path)
-    mem = a.remember("The auk cluster has three nodes.")
-    a.sync()
-    b.sync()
-    a.update(mem.id, content="The auk cluster has five nodes.")
-    a.sync()
+    a, b, mem = remote_changed_a_shared_memory(tmp_path)
     b.update(mem.id, content="The auk cluster has seven nodes.")
     git(b.root, "fetch", "-q", "origin")
     git(b.root, "-c", "user.name=A Person", "-c", "user.email=a@example.com", "merge", "--no-ff", "--no-commit",
