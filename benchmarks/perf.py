@@ -407,7 +407,7 @@ def conflict_gate(store: Store, repeat: int) -> Stat:
     """The conflict gate remember runs on a new memory (planner query of its title and excerpt,
     plus every memory sharing an entity), on generated memories that are not written."""
     rng = random.Random(3)
-    index = store._ensure_index()
+    index = store.index()
 
     def one() -> None:
         _, title, content = memory_text(rng)

@@ -7,11 +7,17 @@ import contextlib
 import json
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import claude_code, render, scopes
 from .errors import StoreError
+from .options import Recall
 from .progress import ProgressBar
+
+if TYPE_CHECKING:
+    from .store import Store
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -36,8 +42,10 @@ def _parser() -> argparse.ArgumentParser:
                    help="no file watcher: walk the store on every call (also MEMORY_MCP_WATCH=0)")
     i = sub.add_parser("init", parents=[common], help="create a new store")
     i.add_argument("path", nargs="?", type=Path)
-    sub.add_parser("status", parents=[common], help="counts, coverage, conflicts, review and problems")
+    st = sub.add_parser("status", parents=[common], help="counts, coverage, conflicts, review and problems")
+    _user_store_option(st)
     r = sub.add_parser("recall", parents=[common], help="search memories")
+    _user_store_option(r)
     r.add_argument("query", nargs="*")
     r.add_argument("--limit", type=int, default=8)
     r.add_argument("--all", action="store_true", help="include archived and deprecated memories")
@@ -80,79 +88,7 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     command = args.command or "serve"
     try:
-        if command == "serve":
-            from .server import serve
-
-            serve(args.store, http=getattr(args, "http", False), host=getattr(args, "host", "127.0.0.1"),
-                  port=getattr(args, "port", 8765),
-                  token=getattr(args, "token", None) or os.environ.get("MEMORY_MCP_TOKEN") or None,
-                  user_root=scopes.configured_user_root(getattr(args, "user_store", None)),
-                  watch=getattr(args, "watch", None))
-            return 0
-        from .store import Store, default_root, init_store
-
-        if command == "demo":
-            from .demo import run
-
-            print(run(args.store))
-            return 0
-        if command == "init":
-            root = init_store(args.path or args.store or default_root())
-            print(f"memory store ready at {root}")
-            return 0
-        if command == "digest":
-            # Scopes opens the project store itself: opening it here too would be a second Store on one root.
-            both = scopes.Scopes.open(scopes.ScopeConfig(args.store, scopes.configured_user_root(args.user_store)))
-            text = render.digest(both.digest(), args.max_tokens)
-            print(claude_code.hook_payload(text) if args.hook else text)
-            return 0
-        store = Store.open(args.store)
-        if command == "status":
-            print(render.status(store.status()))
-        elif command == "recall":
-            result = store.recall(" ".join(args.query), limit=args.limit, include_archived=args.all,
-                                  include_deprecated=args.all)
-            print(render.recall(result))
-        elif command == "reindex":
-            with ProgressBar("reindex") as bar:
-                result = store.reindex(verify=args.verify, progress=bar)
-            print(render.reindex(result))
-        elif command == "watch":
-            from .watch import watch
-
-            print(f"watching {store.root} (Ctrl-C stops)", flush=True)
-            with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C is how a person stops it
-                watch(store, lambda report: print(render.reconcile(report), flush=True))
-        elif command == "sync":
-            with ProgressBar("sync") as bar:
-                print(store.sync(progress=bar).summary())
-        elif command == "import":
-            from .transfer import decode_source
-
-            # Bytes, decoded strictly: the text layer of stdin may turn bytes that are not UTF-8 into
-            # surrogates, which crash later, after some memories were written.
-            stdin = decode_source(sys.stdin.buffer.read(), "standard input") if str(args.path) == "-" else None
-            with ProgressBar("import") as bar:
-                report = store.import_memories(args.kind, None if stdin is not None else args.path, stdin,
-                                               keep_trust=args.keep_trust, progress=bar)
-            print(report.summary())
-        elif command == "export":
-            doc = store.export()
-            text = json.dumps(doc, ensure_ascii=False, indent=1) + "\n"
-            if args.path is None:
-                sys.stdout.write(text)
-            else:
-                from .files import atomic_write
-
-                atomic_write(args.path, text)
-                print(f"exported {doc['count']} memories to {args.path}")
-            for left in doc["not_exported"]:
-                print(f"not exported: {left['path']}: {left['reason']}", file=sys.stderr)
-        elif command == "install":
-            print(claude_code.register(claude_code.Install(
-                args.scope, store.root, Path.cwd(), Path.home(), hook=args.hook,
-                user_store=scopes.configured_user_root(args.user_store))))
-        return 0
+        return _COMMANDS[command](args)
     except StoreError as e:
         print(f"memory-mcp: {e}", file=sys.stderr)
         return 2
@@ -160,6 +96,123 @@ def main(argv: list[str] | None = None) -> int:
         # `memory-mcp recall x | head`: the reader left; that is not an error worth a traceback.
         sys.stderr.close()
         return 0
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from .server import serve
+
+    serve(args.store, http=getattr(args, "http", False), host=getattr(args, "host", "127.0.0.1"),
+          port=getattr(args, "port", 8765),
+          token=getattr(args, "token", None) or os.environ.get("MEMORY_MCP_TOKEN") or None,
+          user_root=scopes.configured_user_root(getattr(args, "user_store", None)),
+          watch=getattr(args, "watch", None))
+    return 0
+
+
+def _scopes(args: argparse.Namespace) -> scopes.Scopes:
+    """The stores a command works on: --store (or the default) and, when configured, the user store."""
+    return scopes.Scopes.open(scopes.ScopeConfig(
+        args.store, scopes.configured_user_root(getattr(args, "user_store", None))))
+
+
+def _store(args: argparse.Namespace) -> Store:
+    """The one store a command that changes it works on: --store, or the default."""
+    from .store import Store
+
+    return Store.open(args.store)
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from .demo import run
+
+    print(run(args.store))
+    return 0
+
+
+def _init(args: argparse.Namespace) -> int:
+    from .layout import default_root
+    from .store import init_store
+
+    print(f"memory store ready at {init_store(args.path or args.store or default_root())}")
+    return 0
+
+
+def _digest(args: argparse.Namespace) -> int:
+    text = render.digest(_scopes(args).digest(), args.max_tokens)
+    print(claude_code.hook_payload(text) if args.hook else text)
+    return 0
+
+
+def _status(args: argparse.Namespace) -> int:
+    print(render.status(_scopes(args).status()))
+    return 0
+
+
+def _recall(args: argparse.Namespace) -> int:
+    opts = Recall(" ".join(args.query), limit=args.limit, include_archived=args.all, include_deprecated=args.all)
+    print(render.recall(_scopes(args).recall(None, opts)))
+    return 0
+
+
+def _reindex(args: argparse.Namespace) -> int:
+    with ProgressBar("reindex") as bar:
+        result = _store(args).reindex(verify=args.verify, progress=bar)
+    print(render.reindex(result))
+    return 0
+
+
+def _watch(args: argparse.Namespace) -> int:
+    store = _store(args)
+    print(f"watching {store.root} (Ctrl-C stops)", flush=True)
+    with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C is how a person stops it
+        store.follow(lambda report: print(render.reconcile(report), flush=True))
+    return 0
+
+
+def _sync(args: argparse.Namespace) -> int:
+    store = _store(args)
+    with ProgressBar("sync") as bar:
+        print(store.sync(progress=bar).summary())
+    return 0
+
+
+def _import(args: argparse.Namespace) -> int:
+    store = _store(args)
+    # Bytes: the text layer of stdin may turn bytes that are not UTF-8 into surrogates, which crash
+    # later, after some memories were written; the store decodes them strictly.
+    stdin = sys.stdin.buffer.read() if str(args.path) == "-" else None
+    with ProgressBar("import") as bar:
+        report = store.import_memories(args.kind, None if stdin is not None else args.path, stdin,
+                                       keep_trust=args.keep_trust, progress=bar)
+    print(report.summary())
+    return 0
+
+
+def _export(args: argparse.Namespace) -> int:
+    store = _store(args)
+    if args.path is None:
+        doc = store.export()
+        sys.stdout.write(json.dumps(doc, ensure_ascii=False, indent=1) + "\n")
+    else:
+        doc = store.export(args.path)
+        print(f"exported {doc['count']} memories to {args.path}")
+    for left in doc["not_exported"]:
+        print(f"not exported: {left['path']}: {left['reason']}", file=sys.stderr)
+    return 0
+
+
+def _install(args: argparse.Namespace) -> int:
+    print(claude_code.register(claude_code.Install(
+        args.scope, _store(args).root, Path.cwd(), Path.home(), hook=args.hook,
+        user_store=scopes.configured_user_root(args.user_store))))
+    return 0
+
+
+_COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "serve": _serve, "demo": _demo, "init": _init, "digest": _digest, "status": _status, "recall": _recall,
+    "reindex": _reindex, "watch": _watch, "sync": _sync, "import": _import, "export": _export,
+    "install": _install,
+}
 
 
 if __name__ == "__main__":

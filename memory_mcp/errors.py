@@ -88,3 +88,31 @@ class Unwritable(StoreError):
 
 class SyncFailed(StoreError):
     code = "sync_failed"
+
+
+class Declined(StoreError):
+    """The person said no when asked (a purge they did not confirm)."""
+
+    code = "declined"
+
+
+class UnknownTool(StoreError):
+    code = "unknown_tool"
+
+
+class Internal(StoreError):
+    """Not an expected failure: a bug, reported with its exception type so it can be found."""
+
+    code = "internal"
+
+
+def codes() -> dict[str, type[StoreError]]:
+    """Every stable error code and its class: the one list the server, the CLI and the docs use."""
+    out: dict[str, type[StoreError]] = {}
+    todo: list[type[StoreError]] = [StoreError]
+    while todo:
+        cls = todo.pop()
+        todo += cls.__subclasses__()
+        if cls is not StoreError:
+            out[cls.code] = cls
+    return dict(sorted(out.items()))

@@ -355,14 +355,17 @@ class Index:
         return self._count
 
     # ---- raw search signals (fused by query.text_scores) ----
-    def fts(self, table: str, match: str, limit: int) -> list[tuple[int, float]]:
-        """(rowid, bm25) for an FTS5 MATCH expression; bm25 is negative, lower is better."""
+    def fts(self, table: str, match: str, limit: int, where: RowFilter | None = None) -> list[tuple[int, float]]:
+        """(rowid, bm25) for an FTS5 MATCH expression; bm25 is negative, lower is better. With
+        `where`, only the memories it admits, so the limit counts results the caller can use."""
         if table not in FTS_TABLES:
             raise ValueError(f"unknown FTS table {table}")
         weights = ", ".join(str(w) for w in FTS_TABLES[table][1])
+        cond, args = where.sql() if where else ("", [])
+        join = f" JOIN memories m ON m.rowid = {table}.rowid" if where else ""
         return list(self.conn.execute(
-            f"SELECT rowid, bm25({table}, {weights}) AS r FROM {table} WHERE {table} MATCH ? ORDER BY r LIMIT ?",
-            (match, limit)))
+            f"SELECT {table}.rowid, bm25({table}, {weights}) AS r FROM {table}{join}"
+            f" WHERE {table} MATCH ?{cond} ORDER BY r LIMIT ?", (match, *args, limit)))
 
     def stem_texts(self, rowids: list[int]) -> dict[int, str]:
         """rowid -> the stemmed terms of its title and body, as the fts_stem table holds them."""
@@ -374,15 +377,22 @@ class Index:
                 out[rid] = f"{title} {body}"
         return out
 
-    def like(self, needles: list[str], limit: int) -> list[tuple[int, int]]:
+    def like(self, needles: list[str], limit: int, where: RowFilter | None = None) -> list[tuple[int, int]]:
         """(rowid, how many needles occur) by case-insensitive substring over title, body and entities."""
         if not needles:
             return []
-        hay = "py_lower(title || ' ' || body || ' ' || entities)"
+        hay = "py_lower(f.title || ' ' || f.body || ' ' || f.entities)"
         parts = " + ".join(f"(instr({hay}, ?) > 0)" for _ in needles)
+        cond, args = where.sql() if where else ("", [])
+        join = " JOIN memories m ON m.rowid = f.rowid" if where else ""
         return [(r, n) for r, n in self.conn.execute(
-            f"SELECT rowid, {parts} AS n FROM fts_word WHERE n > 0 ORDER BY n DESC LIMIT ?",
-            [n.lower() for n in needles] + [limit])]
+            f"SELECT f.rowid, {parts} AS n FROM fts_word f{join} WHERE n > 0{cond} ORDER BY n DESC LIMIT ?",
+            [n.lower() for n in needles] + args + [limit])]
+
+    def select(self, where: RowFilter) -> list[Row]:
+        """Every row `where` admits, in no particular order."""
+        cond, args = where.sql()
+        return [_row(r) for r in self.conn.execute(f"SELECT {_ROW_COLUMNS} FROM memories m WHERE 1{cond}", args)]
 
     # ---- usage (heat) ----
     def usage(self, ids: Iterable[str]) -> dict[str, tuple[int, str | None]]:
@@ -400,6 +410,35 @@ class Index:
             "INSERT INTO usage(id, recall_count, last_recalled) VALUES (?, 1, ?)"
             " ON CONFLICT(id) DO UPDATE SET recall_count = recall_count + 1, last_recalled = excluded.last_recalled",
             [(i, when) for i in ids])
+
+
+@dataclass(frozen=True)
+class RowFilter:
+    """Which memories a search may return, applied in SQL before ranking (so no search has to be
+    re-run deeper when filters leave too few)."""
+
+    states: frozenset[str]
+    types: frozenset[str] = frozenset()
+    entities: tuple[str, ...] = ()  # a memory must carry at least one of these (any case)
+    withhold_at: float | None = None  # feedback at or below this is left out
+
+    def sql(self) -> tuple[str, list[object]]:
+        """The conditions over `memories m`, each prefixed with AND, and their arguments."""
+        parts: list[str] = []
+        args: list[object] = []
+        for column, values in (("state", self.states), ("type", self.types)):
+            if values:
+                parts.append(f"m.{column} IN ({','.join('?' * len(values))})")
+                args += sorted(values)
+        if self.entities:
+            names = list(dict.fromkeys(e.lower() for e in self.entities))
+            parts.append("EXISTS (SELECT 1 FROM entities e WHERE e.memory_rowid = m.rowid"
+                         f" AND e.entity IN ({','.join('?' * len(names))}))")
+            args += names
+        if self.withhold_at is not None:
+            parts.append("m.feedback > ?")
+            args.append(self.withhold_at)
+        return "".join(f" AND {p}" for p in parts), args
 
 
 class _Transaction:

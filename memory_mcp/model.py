@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
+from typing import TypeVar
 
 from .errors import InvalidArgument, InvalidId
 
@@ -30,6 +31,22 @@ class Trust(StrEnum):
     USER_STATED = "user-stated"
     AGENT_INFERRED = "agent-inferred"
     IMPORTED = "imported"
+
+
+class ForgetMode(StrEnum):
+    """What memory_forget does: a state move, or a purge of the file."""
+
+    ARCHIVE = "archive"
+    DEPRECATE = "deprecate"
+    RESTORE = "restore"
+    PURGE = "purge"
+
+
+class Decision(StrEnum):
+    """How memory_resolve settles a pair."""
+
+    SUPERSEDE = "supersede"
+    KEEP_BOTH = "keep_both"
 
 
 ULID_RE = re.compile(r"^[0-9A-HJKMNP-TV-Z]{26}$")
@@ -160,7 +177,10 @@ def slugify(title: str, limit: int = 48) -> str:
     return slug or "memory"
 
 
-def enum_value(enum: type[StrEnum], value: object, what: str) -> StrEnum:
+E = TypeVar("E", bound=StrEnum)
+
+
+def enum_value(enum: type[E], value: object, what: str) -> E:
     """Convert a string to `enum`, or raise InvalidArgument naming the allowed values."""
     try:
         return enum(str(value))

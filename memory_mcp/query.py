@@ -44,9 +44,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from memory_mcp import textproc
+
+if TYPE_CHECKING:
+    from .index import RowFilter
 
 __all__ = ["WEIGHTS", "Plan", "SearchIndex", "apply_coverage", "fts_or", "fuse", "plan", "run_signals",
            "text_scores", "tokens"]
@@ -55,9 +58,10 @@ __all__ = ["WEIGHTS", "Plan", "SearchIndex", "apply_coverage", "fts_or", "fuse",
 class SearchIndex(Protocol):
     """The part of `memory_mcp.index.Index` the planner uses."""
 
-    def fts(self, table: str, match: str, limit: int) -> list[tuple[int, float]]: ...
+    def fts(self, table: str, match: str, limit: int, where: RowFilter | None = None
+            ) -> list[tuple[int, float]]: ...
 
-    def like(self, needles: list[str], limit: int) -> list[tuple[int, int]]: ...
+    def like(self, needles: list[str], limit: int, where: RowFilter | None = None) -> list[tuple[int, int]]: ...
 
     def stem_texts(self, rowids: list[int]) -> dict[int, str]: ...
 
@@ -188,25 +192,27 @@ def plan(query: str) -> Plan:
     return p
 
 
-def run_signals(index: SearchIndex, p: Plan, limit: int) -> dict[str, list[tuple[int, float]]]:
-    """Run each non-empty signal of `p`: signal -> [(rowid, positive score)], best first."""
+def run_signals(index: SearchIndex, p: Plan, limit: int, where: RowFilter | None = None
+                ) -> dict[str, list[tuple[int, float]]]:
+    """Run each non-empty signal of `p` over the memories `where` admits (all when None):
+    signal -> [(rowid, positive score)], best first."""
     out: dict[str, list[tuple[int, float]]] = {}
     if p.words:
-        out["word"] = [(r, -s) for r, s in index.fts("fts_word", fts_or(p.words), limit)]
+        out["word"] = [(r, -s) for r, s in index.fts("fts_word", fts_or(p.words), limit, where)]
     if p.stems:
-        out["stem"] = [(r, -s) for r, s in index.fts("fts_stem", fts_or(p.stems), limit)]
+        out["stem"] = [(r, -s) for r, s in index.fts("fts_stem", fts_or(p.stems), limit, where)]
     tri = p.tri
     if p.tri_fallback and not out.get("word") and not out.get("stem"):
         tri = _dedup(tri + p.tri_fallback)[:MAX_TRI]
     if tri:
-        out["tri"] = [(r, -s) for r, s in index.fts("fts_tri", fts_or(tri), limit)]
+        out["tri"] = [(r, -s) for r, s in index.fts("fts_tri", fts_or(tri), limit, where)]
     if p.when and (out.get("word") or out.get("stem")):
-        out["time"] = [(r, -s) for r, s in index.fts("fts_stem", fts_or(_TIME_TERMS), limit * 4)]
+        out["time"] = [(r, -s) for r, s in index.fts("fts_stem", fts_or(_TIME_TERMS), limit * 4, where)]
     found = bool(out.get("word") or out.get("stem"))
     for name, needles in (("sym", p.sym), ("like", [] if found else p.like)):
         if needles:
             n = len(needles)
-            out[name] = [(r, hits / n) for r, hits in index.like(needles, limit) if hits > 0]
+            out[name] = [(r, hits / n) for r, hits in index.like(needles, limit, where) if hits > 0]
     return out
 
 
@@ -264,9 +270,10 @@ def apply_coverage(index: SearchIndex, p: Plan, fused: dict[int, float]) -> dict
     return out
 
 
-def text_scores(index: SearchIndex, query: str, pool: int) -> dict[int, float]:
-    """Plan `query`, run its signals on `index`, fuse: rowid -> text score in (0, 1], the best
-    match 1.0, at most `pool` entries. Any string is accepted; an empty query gives {}."""
+def text_scores(index: SearchIndex, query: str, pool: int, where: RowFilter | None = None) -> dict[int, float]:
+    """Plan `query`, run its signals on the memories of `index` that `where` admits, fuse: rowid ->
+    text score in (0, 1], the best match 1.0, at most `pool` entries. Any string is accepted; an
+    empty query gives {}."""
     if pool <= 0:
         return {}
     p = plan(query)
@@ -275,7 +282,7 @@ def text_scores(index: SearchIndex, query: str, pool: int) -> dict[int, float]:
     # Each signal looks deeper than the pool so a memory that is second-best on two signals can
     # still beat one that is best on only one.
     limit = max(pool * 2, 50)
-    fused = apply_coverage(index, p, fuse(run_signals(index, p, limit)))
+    fused = apply_coverage(index, p, fuse(run_signals(index, p, limit, where)))
     top = sorted(fused.items(), key=lambda kv: (-kv[1], kv[0]))[:pool]
     if not top:
         return {}

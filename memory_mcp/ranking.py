@@ -11,6 +11,8 @@ TRUST_WEIGHT = {"user-stated": 1.0, "agent-inferred": 0.85, "imported": 0.7}
 STATE_WEIGHT = {"active": 1.0, "archived": 0.5, "deprecated": 0.25}
 FEEDBACK_WEIGHT = 0.3
 WITHHOLD_AT = -0.5
+# What the session digest shows before anything else, in this order.
+DIGEST_FIRST = ("preference", "decision")
 
 
 def freshness(updated: str | None, now: datetime) -> float:
@@ -40,16 +42,6 @@ def score(text: float, trust: str, state: str, updated: str | None, recall_count
 def withheld(feedback: float) -> bool:
     """A memory reported misleading often enough is not returned at all."""
     return feedback <= WITHHOLD_AT
-
-
-def estimate_tokens(text: str) -> int:
-    """A cheap token estimate: about four characters a token, never less than one."""
-    return max(1, (len(text) + 3) // 4)
-
-
-def hit_tokens(path: str, title: str, excerpt: str) -> int:
-    """What one recall hit costs against a `max_tokens` budget (its text plus the list's markup)."""
-    return estimate_tokens(f"{path} {title} {excerpt}") + 8
 
 
 def mmr(items: Sequence[object], relevance: Callable[[object], float],

@@ -14,17 +14,19 @@ import os
 import stat as stat_mod
 import time
 from collections.abc import Callable, Collection
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from . import files
 from .dictionary import Dictionary
 from .errors import ParseError
 from .index import FileStat, Index
+from .layout import MEMORIES
 from .model import State, body_sha, now_iso
+from .options import Progress
+from .results import ReconcileReport
 from .secrets import scan
 
-MEMORIES = "memories"
 DUPLICATE_ID = "duplicate id"
 # File timestamps come from the kernel's coarse clock and some file systems keep whole seconds, so a
 # file modified up to this long before the previous scan began is still treated as racily clean.
@@ -37,27 +39,6 @@ _SYMLINK = "symbolic link: not followed (links may lead out of the store)"
 class Unindexed:
     path: str
     reason: str
-
-
-@dataclass
-class ReconcileReport:
-    """What one reconcile saw and did."""
-
-    scanned: int = 0
-    reindexed: list[str] = field(default_factory=list)  # paths parsed and indexed this call
-    removed: list[str] = field(default_factory=list)  # paths whose file was gone
-    removed_ids: dict[str, str] = field(default_factory=dict)  # path -> the memory that file held
-    promoted: list[str] = field(default_factory=list)  # ids of archived memories made active by a hand edit
-    new_errors: list[str] = field(default_factory=list)  # paths that became unparseable this call
-    dictionary_changed: bool = False
-    aborted: str | None = None  # why deletions were not swept (an unreadable folder)
-    walked: bool = False  # the whole of memories/ was walked (not only the paths a watcher named)
-    folders: list[str] = field(default_factory=list)  # folders walked because a watcher named them
-    seconds: float = 0.0
-
-    @property
-    def changed(self) -> int:
-        return len(self.reindexed) + len(self.removed) + len(self.new_errors)
 
 
 @dataclass(slots=True)
@@ -178,7 +159,6 @@ def _plain_folders(root: Path, parts: list[str]) -> bool:
     return True
 
 
-Progress = Callable[[int, int], None]
 """Called with (files done, files in all) while a reconcile walks the store."""
 Tracked = Callable[[list[str]], set[str]]
 """Which of these paths git tracks: the committed file of two with one id is the memory, the other the copy."""

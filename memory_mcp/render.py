@@ -2,22 +2,18 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from . import ranking
+from . import budget
 from .results import (
     Coverage,
     ForgetResult,
     Hit,
     ReadResult,
     RecallResult,
+    ReconcileReport,
     ReindexResult,
     RememberResult,
     StatusResult,
 )
-
-if TYPE_CHECKING:  # only named in a signature: importing it would load the whole indexing stack
-    from .reconcile import ReconcileReport
 
 
 def coverage(c: Coverage) -> str:
@@ -134,11 +130,11 @@ def digest(hits: list[Hit], max_tokens: int = DIGEST_TOKENS) -> str:
     if not hits:
         return "# Memory digest\n\nNo memories yet."
     lines = ["# Memory digest", ""]
-    spent = ranking.estimate_tokens("\n".join(lines))
+    spent = budget.estimate_tokens("\n".join(lines))
     for n, h in enumerate(hits):
         where = f", {h.scope}" if h.scope else ""
         line = f"- **{h.title}** ({h.type}{where}) [{h.id}]: {h.excerpt}"
-        cost = ranking.estimate_tokens(line)
+        cost = budget.estimate_tokens(line)
         if n and spent + cost > max_tokens:
             lines.append(f"- ({len(hits) - n} more; memory_recall finds them)")
             break

@@ -174,3 +174,24 @@ class ReindexResult:
     seconds: float
     drift: list[str] = field(default_factory=list)
     note: str = ""
+
+
+@dataclass
+class ReconcileReport:
+    """What one reconcile saw and did."""
+
+    scanned: int = 0
+    reindexed: list[str] = field(default_factory=list)  # paths parsed and indexed this call
+    removed: list[str] = field(default_factory=list)  # paths whose file was gone
+    removed_ids: dict[str, str] = field(default_factory=dict)  # path -> the memory that file held
+    promoted: list[str] = field(default_factory=list)  # ids of archived memories made active by a hand edit
+    new_errors: list[str] = field(default_factory=list)  # paths that became unparseable this call
+    dictionary_changed: bool = False
+    aborted: str | None = None  # why deletions were not swept (an unreadable folder)
+    walked: bool = False  # the whole of memories/ was walked (not only the paths a watcher named)
+    folders: list[str] = field(default_factory=list)  # folders walked because a watcher named them
+    seconds: float = 0.0
+
+    @property
+    def changed(self) -> int:
+        return len(self.reindexed) + len(self.removed) + len(self.new_errors)

@@ -14,12 +14,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import ranking
+from . import budget, ranking
 from .errors import InvalidArgument
+from .layout import default_root
+from .options import Recall
 from .results import Coverage, Hit, Listed, RecallResult, ReindexResult, StatusResult
 
 if TYPE_CHECKING:  # the store (git, SQLite, YAML, stemmers) loads on the first call, not at server start
-    from .reconcile import Progress
+    from .options import Progress
     from .store import Store
 
 PROJECT = "project"
@@ -54,8 +56,6 @@ class ScopeConfig:
 
     def check(self) -> None:
         """Refuse a project store that is the user store: one folder cannot be both scopes."""
-        from .store import default_root
-
         if self.user is not None and (self.project or default_root()).expanduser().resolve() == self.user:
             raise InvalidArgument(
                 f"the project store and the user store are the same folder ({self.user}); "
@@ -70,8 +70,9 @@ class Scopes:
         self.default = next(iter(stores))
 
     @classmethod
-    def open(cls, config: ScopeConfig, watch: bool = False) -> Scopes:
-        """Open (or create) the stores of `config`; `watch` keeps a file watcher on each."""
+    def open(cls, config: ScopeConfig, watch: bool | None = False) -> Scopes:
+        """Open (or create) the stores of `config`; `watch` keeps a file watcher on each (None:
+        $MEMORY_MCP_WATCH decides)."""
         from .store import Store
 
         config.check()
@@ -123,25 +124,24 @@ class Scopes:
         return next(name for name, s in self.stores.items() if s is store)
 
     # ------------------------------------------------------------------ reads across scopes
-    def recall(self, scope: str | None, query: str = "", limit: int = 8, max_tokens: int = 0,
-               **options: object) -> RecallResult:
+    def recall(self, scope: str | None, opts: Recall) -> RecallResult:
         """Recall from the named store, or from all of them (the project's hits first, then the
         user's, within one `limit` and one `max_tokens` budget). Hits name their scope."""
         if scope is not None or not self.scoped:
             store = self.store(scope)
-            result = store.recall(query, limit=limit, max_tokens=max_tokens, **options)  # type: ignore[arg-type]
+            result = store.recall(opts)
             return self._tagged(result, self.scope_of(store)) if self.scoped else result
         parts: list[RecallResult] = []
         hits: list[Hit] = []
         cut = False
         for name, store in self.stores.items():
-            left = limit - len(hits)
-            budget = max_tokens - sum(ranking.hit_tokens(h.path, h.title, h.excerpt) for h in hits)
-            cut = cut or bool(max_tokens and budget <= 0 and left > 0)
+            left = opts.limit - len(hits)
+            tokens_left = opts.max_tokens - sum(budget.hit_tokens(h.path, h.title, h.excerpt) for h in hits)
+            cut = cut or bool(opts.max_tokens and tokens_left <= 0 and left > 0)
             if left <= 0 or cut:
                 break
-            part = self._tagged(store.recall(query, limit=left, max_tokens=budget if max_tokens else 0,
-                                             **options), name)  # type: ignore[arg-type]
+            part = self._tagged(store.recall(replace(opts, limit=left, max_tokens=tokens_left if opts.max_tokens else 0)),
+                                name)
             parts.append(part)
             hits += part.results
         return RecallResult(
@@ -159,14 +159,12 @@ class Scopes:
     def digest(self) -> list[Hit]:
         """The session digest over every store: preferences and decisions first (the project's before
         the user's within a type), then everything else newest first."""
-        from .store import DIGEST_FIRST
-
         if not self.scoped:
             return self.stores[self.default].digest()
         lists = [[replace(h, scope=name) for h in store.digest()] for name, store in self.stores.items()]
         every = [h for hits in lists for h in hits]
-        first = sorted((h for h in every if h.type in DIGEST_FIRST), key=lambda h: DIGEST_FIRST.index(h.type))
-        rest = sorted((h for h in every if h.type not in DIGEST_FIRST), key=lambda h: h.updated or "", reverse=True)
+        first = sorted((h for h in every if h.type in ranking.DIGEST_FIRST), key=lambda h: ranking.DIGEST_FIRST.index(h.type))
+        rest = sorted((h for h in every if h.type not in ranking.DIGEST_FIRST), key=lambda h: h.updated or "", reverse=True)
         return first + rest
 
     def status(self) -> StatusResult:

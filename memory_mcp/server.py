@@ -8,9 +8,11 @@ import hmac
 import ipaddress
 import logging
 import threading
+from collections.abc import Callable
 from dataclasses import asdict
+from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import anyio
 from mcp.server.mcpserver import (
@@ -27,8 +29,9 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field, PrivateAttr, ValidationError
 
-from . import render
-from .errors import InvalidArgument, StoreError
+from . import options, render
+from .errors import Declined, Internal, InvalidArgument, StoreError, UnknownTool
+from .model import Decision, ForgetMode, MemoryType, Trust
 from .results import (
     FeedbackResult,
     ForgetResult,
@@ -44,7 +47,7 @@ from .scopes import ScopeConfig, Scopes
 if TYPE_CHECKING:
     from starlette.types import ASGIApp, Receive, Scope, Send
 
-    from .reconcile import Progress
+    from .options import Progress
 
 log = logging.getLogger("memory_mcp")
 
@@ -77,8 +80,16 @@ _IDEMPOTENT_WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False
 _DESTRUCTIVE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False,
                                open_world_hint=False)
 
-MemoryTypeArg = Literal["fact", "preference", "decision", "episode", "reference", "knowledge"]
-TrustArg = Literal["user-stated", "agent-inferred", "imported"]
+
+def _choices(enum: type[StrEnum]) -> Any:
+    """The tool-schema type of an enumeration: a Literal of its values, derived, never copied."""
+    return Literal[tuple(e.value for e in enum)]
+
+
+MemoryTypeArg = _choices(MemoryType)
+TrustArg = _choices(Trust)
+ForgetModeArg = _choices(ForgetMode)
+DecisionArg = _choices(Decision)
 ScopeArg = Literal["project", "user"]
 _SCOPE_HELP = ("project or user store, when the server serves both (started with --user-store); "
                "default: project")
@@ -107,10 +118,10 @@ class _Server(MCPServer):
             if isinstance(e.__cause__, ValidationError):
                 problems = "; ".join(f"{'.'.join(str(p) for p in err['loc']) or 'arguments'}: {err['msg']}"
                                      for err in e.__cause__.errors())
-                raise ToolError(f"[invalid_argument] {name}: {problems}. Fix the arguments and call again.") \
+                raise ToolError(str(InvalidArgument(f"{name}: {problems}. Fix the arguments and call again."))) \
                     from e.__cause__
             if str(e).startswith("Unknown tool"):
-                raise ToolError(f"[unknown_tool] {e}; list the tools to see their names.") from None
+                raise ToolError(str(UnknownTool(f"{e}; list the tools to see their names."))) from None
             raise
 
 
@@ -118,7 +129,7 @@ class ScopesHandle:
     """The server's stores, opened on the first call (so a misconfigured store is reported as a tool
     error the agent can read rather than a server that never starts) and closed when it stops."""
 
-    def __init__(self, config: ScopeConfig, watch: bool = False) -> None:
+    def __init__(self, config: ScopeConfig, watch: bool | None = False) -> None:
         self.config = config
         self.watch = watch
         self._scopes: Scopes | None = None
@@ -139,28 +150,44 @@ class ScopesHandle:
                 self._scopes = None
 
 
+class _Calls:
+    """How a tool reaches the stores: off the event loop, typed errors as tool errors."""
+
+    def __init__(self, scopes: ScopesHandle) -> None:
+        self.scopes = scopes
+
+    async def __call__(self, fn: Callable[[Scopes], Any]) -> Any:
+        """Run `fn(scopes)`, a blocking store call, in a worker thread."""
+        try:
+            return await anyio.to_thread.run_sync(lambda: fn(self.scopes()))
+        except StoreError as e:
+            raise ToolError(str(e)) from None
+        except Exception as e:
+            log.exception("internal error")
+            raise ToolError(str(Internal(f"{type(e).__name__}: {e}"))) from None
+
+
+def _answer(result: object, text: str) -> CallToolResult:
+    """The tool result: a compact text for the model, the dataclass as structured content."""
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=asdict(result))
+
+
 def build_server(root: Path | None = None, user_root: Path | None = None,
                  scopes: ScopesHandle | None = None) -> MCPServer:
     """The server over the store at `root` (default: $MEMORY_MCP_ROOT or ~/.memory-mcp/default), and
     with `user_root` also over the user's global store: `root` is then the project scope. `scopes`,
     when given, is a handle its owner closes (`serve` passes one that keeps a file watcher)."""
-    scopes = scopes or ScopesHandle(ScopeConfig(root, user_root))
-
-    async def call(fn, *args, **kwargs):  # type: ignore[no-untyped-def]
-        """Run a blocking store call off the event loop; typed errors become tool errors."""
-        try:
-            return await anyio.to_thread.run_sync(lambda: fn(scopes())(*args, **kwargs))
-        except StoreError as e:
-            raise ToolError(str(e)) from None
-        except Exception as e:
-            log.exception("internal error")
-            raise ToolError(f"[internal] {type(e).__name__}: {e}") from None
-
-    def answer(result: object, text: str) -> CallToolResult:
-        return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=asdict(result))
-
+    handle = scopes or ScopesHandle(ScopeConfig(root, user_root))
     mcp = _Server("memory-mcp", instructions=INSTRUCTIONS, version="0.1.0")
+    call = _Calls(handle)
+    _add_memory_tools(mcp, call)
+    _add_change_tools(mcp, call)
+    _add_upkeep_tools(mcp, call)
+    _add_digest(mcp, handle)
+    return mcp
 
+
+def _add_memory_tools(mcp: MCPServer, call: _Calls) -> None:
     @mcp.tool(title="Remember", annotations=_WRITE)
     async def memory_remember(
         content: Annotated[str, Field(description="The memory: a few sentences of markdown, one fact or decision")],
@@ -175,9 +202,10 @@ def build_server(root: Path | None = None, user_root: Path | None = None,
     ) -> Annotated[CallToolResult, RememberResult]:
         """Store a durable memory (a file in the git-backed store). Returns its id, and `conflicts`:
         existing memories it may contradict, to settle with memory_resolve."""
-        r = await call(lambda s: s.store(scope).remember, content, title, type, entities, trust, source, supersedes,
-                       review_after)
-        return answer(r, render.remember(r))
+        opts = options.Remember(content=content, title=title, type=type, entities=entities, trust=trust, source=source,
+                        supersedes=supersedes, review_after=review_after)
+        r = await call(lambda s: s.store(scope).remember(opts))
+        return _answer(r, render.remember(r))
 
     @mcp.tool(title="Recall", annotations=_READ_ONLY)
     async def memory_recall(
@@ -194,10 +222,11 @@ def build_server(root: Path | None = None, user_root: Path | None = None,
     ) -> Annotated[CallToolResult, RecallResult]:
         """Search long-term memory. Returns id, title and excerpt per memory (memory_read for the whole
         text). With no query and entities/types, lists matching memories newest first."""
-        r = await call(lambda s: s.recall, scope, query, limit=limit, types=types, entities=entities,
-                       include_archived=include_archived, include_deprecated=include_deprecated,
-                       max_tokens=max_tokens, diversity=diversity, min_score=min_score)
-        return answer(r, render.recall(r))
+        opts = options.Recall(query=query, limit=limit, types=types, entities=entities, include_archived=include_archived,
+                      include_deprecated=include_deprecated, max_tokens=max_tokens, diversity=diversity,
+                      min_score=min_score)
+        r = await call(lambda s: s.recall(scope, opts))
+        return _answer(r, render.recall(r))
 
     @mcp.tool(title="Read a memory", annotations=_READ_ONLY)
     async def memory_read(
@@ -205,9 +234,11 @@ def build_server(root: Path | None = None, user_root: Path | None = None,
         path: Annotated[str | None, Field(description="Or its path, e.g. memories/name.md")] = None,
     ) -> Annotated[CallToolResult, ReadResult]:
         """The whole memory: frontmatter, body, supersede chain both ways, and its git history."""
-        r = await call(lambda s: (s.owner(id) if id else s.owner_of_path(path or "")).read, id, path)
-        return answer(r, render.read(r))
+        r = await call(lambda s: (s.owner(id) if id else s.owner_of_path(path or "")).read(id, path))
+        return _answer(r, render.read(r))
 
+
+def _add_change_tools(mcp: MCPServer, call: _Calls) -> None:
     @mcp.tool(title="Update a memory", annotations=_WRITE)
     async def memory_update(
         id: str,
@@ -220,20 +251,22 @@ def build_server(root: Path | None = None, user_root: Path | None = None,
         review_after: Annotated[str | None, Field(description="YYYY-MM-DD, or '' to clear")] = None,
     ) -> Annotated[CallToolResult, ReadResult]:
         """Change a memory's text or fields in place. State changes go through memory_forget/memory_resolve."""
-        r = await call(lambda s: s.owner(id).update, id, content, title, entities, type, trust, source, review_after)
-        return answer(r, render.read(r))
+        opts = options.Update(id=id, content=content, title=title, entities=entities, type=type, trust=trust,
+                      source=source, review_after=review_after)
+        r = await call(lambda s: s.owner(id).update(opts))
+        return _answer(r, render.read(r))
 
     async def ask_before_purge(id: str, mode: str, confirm: bool, ctx: Context
                                ) -> PurgeConfirmation | Elicit[PurgeConfirmation]:
         """Ask the person before a purge when the client can ask; otherwise `confirm` decides."""
-        if mode != "purge" or confirm:
+        if mode != ForgetMode.PURGE or confirm:
             return _not_asked(confirm)
         caps = ctx.client_capabilities
         if caps is None or caps.elicitation is None:
             return _not_asked(False)
         try:
             # Reconciled first: a memory a person archived in their editor a moment ago counts as archived.
-            found = await anyio.to_thread.run_sync(lambda: scopes().owner(id).peek(id))
+            found = await anyio.to_thread.run_sync(lambda: call.scopes().owner(id).peek(id))
         except StoreError:
             found = None
         if found is None or found.detail == "active":
@@ -245,7 +278,7 @@ def build_server(root: Path | None = None, user_root: Path | None = None,
     async def memory_forget(
         id: str,
         approval: Annotated[ElicitationResult[PurgeConfirmation], Resolve(ask_before_purge)],
-        mode: Literal["archive", "deprecate", "restore", "purge"] = "archive",
+        mode: ForgetModeArg = "archive",
         reason: Annotated[str, Field(description="Required to deprecate")] = "",
         confirm: Annotated[bool, Field(description="Required to purge; only after the user agreed")] = False,
     ) -> Annotated[CallToolResult, ForgetResult]:
@@ -255,23 +288,22 @@ def build_server(root: Path | None = None, user_root: Path | None = None,
         confirmed = confirm or (isinstance(approval, AcceptedElicitation) and approval.data.ok)
         asked = isinstance(approval, (DeclinedElicitation, CancelledElicitation)) or (
             isinstance(approval, AcceptedElicitation) and approval.data._asked)
-        if mode == "purge" and asked and not confirmed:
+        if mode == ForgetMode.PURGE and asked and not confirmed:
             # The person said no: nothing may suggest overriding them with confirm=true.
-            raise ToolError("[declined] the person did not confirm the purge; the memory is kept. "
-                            "Do not purge it unless they ask again.")
-        r = await call(lambda s: s.owner(id).forget, id, mode, reason, confirmed)
-        return answer(r, render.forget(r))
+            raise ToolError(str(Declined("the person did not confirm the purge; the memory is kept. "
+                                         "Do not purge it unless they ask again.")))
+        opts = options.Forget(id=id, mode=mode, reason=reason, confirm=confirmed)
+        r = await call(lambda s: s.owner(id).forget(opts))
+        return _answer(r, render.forget(r))
 
+
+def _add_upkeep_tools(mcp: MCPServer, call: _Calls) -> None:
     @mcp.tool(title="Resolve a conflict", annotations=_IDEMPOTENT_WRITE)
-    async def memory_resolve(
-        id: str,
-        other_id: str,
-        decision: Literal["supersede", "keep_both"],
-    ) -> Annotated[CallToolResult, ResolveResult]:
+    async def memory_resolve(id: str, other_id: str, decision: DecisionArg) -> Annotated[CallToolResult, ResolveResult]:
         """Settle a pair raised by the conflict gate: `supersede` (id replaces other_id, which is
         archived) or `keep_both` (both stay; the pair is never raised again)."""
-        r = await call(lambda s: s.owner(id).resolve, id, other_id, decision)
-        return answer(r, r.message)
+        r = await call(lambda s: s.owner(id).resolve(options.Resolve(id=id, other_id=other_id, decision=decision)))
+        return _answer(r, r.message)
 
     @mcp.tool(title="Feedback on a memory", annotations=_WRITE)
     async def memory_feedback(
@@ -280,16 +312,16 @@ def build_server(root: Path | None = None, user_root: Path | None = None,
         note: str = "",
     ) -> Annotated[CallToolResult, FeedbackResult]:
         """Report whether a recalled memory helped (+0.1) or misled (-0.2). At -0.5 it is withheld."""
-        r = await call(lambda s: s.owner(id).feedback, id, helpful, note)
+        r = await call(lambda s: s.owner(id).feedback(options.Feedback(id=id, helpful=helpful, note=note)))
         text = f"{r.id} feedback {r.feedback}" + (" (withheld from recall)" if r.withheld else "")
-        return answer(r, text)
+        return _answer(r, text)
 
     @mcp.tool(title="Memory status", annotations=_READ_ONLY)
     async def memory_status() -> Annotated[CallToolResult, StatusResult]:
         """Counts, index coverage, unindexed files with reasons, pending conflicts, memories due for
         review, distillation candidates, withheld memories, git state."""
-        r = await call(lambda s: s.status)
-        return answer(r, render.status(r))
+        r = await call(lambda s: s.status())
+        return _answer(r, render.status(r))
 
     @mcp.tool(title="Rebuild the index", annotations=_IDEMPOTENT_WRITE)
     async def memory_reindex(
@@ -298,9 +330,12 @@ def build_server(root: Path | None = None, user_root: Path | None = None,
     ) -> Annotated[CallToolResult, ReindexResult]:
         """Rebuild the search index from the files (after bulk edits). Files are never changed.
         Reports progress (files done of all) to a caller that asked for it."""
-        r = await call(lambda s: s.reindex, verify, _progress_to(ctx))
-        return answer(r, render.reindex(r))
+        progress = _progress_to(ctx)
+        r = await call(lambda s: s.reindex(verify, progress))
+        return _answer(r, render.reindex(r))
 
+
+def _add_digest(mcp: MCPServer, scopes: ScopesHandle) -> None:
     def digest_text() -> str:
         try:
             return render.digest(scopes().digest())
@@ -319,8 +354,6 @@ def build_server(root: Path | None = None, user_root: Path | None = None,
         if topic:
             lines += ["", f"Call memory_recall with query '{topic}' and follow what it returns."]
         return "\n".join(lines)
-
-    return mcp
 
 
 def _progress_to(ctx: Context) -> "Progress":
@@ -377,14 +410,12 @@ def serve(root: Path | None = None, http: bool = False, host: str = "127.0.0.1",
 
     Off loopback HTTP needs a bearer `token` (anyone who can reach the port could otherwise read and
     write the memories); with a token, every request must carry it, on loopback too."""
-    from .watch import enabled
-
     config = ScopeConfig(root, user_root)
     config.check()
     if http and not token and not is_loopback(host):
         raise InvalidArgument(f"serving on {host} (not loopback) needs a bearer token: set MEMORY_MCP_TOKEN "
                               "or pass --token, and give clients the header 'Authorization: Bearer <token>'.")
-    handle = ScopesHandle(config, watch=enabled(watch))
+    handle = ScopesHandle(config, watch=watch)
     server = build_server(scopes=handle)
     try:
         if not http:

@@ -28,16 +28,13 @@ import platform
 import threading
 import time
 import uuid
-from collections.abc import Callable, Collection
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .dictionary import DICTIONARY
-
-if TYPE_CHECKING:
-    from .reconcile import ReconcileReport
-    from .store import Store
+from .layout import MEMORIES
 
 log = logging.getLogger("memory_mcp")
 
@@ -80,10 +77,6 @@ class Watcher:
     under its lock, and `wait` is for the single thread of `memory-mcp watch`."""
 
     def __init__(self, root: Path, derived: Path) -> None:
-        # Imported here: the server imports this module at start for `enabled`, before it needs
-        # any of the store's modules.
-        from .reconcile import MEMORIES
-
         self.root = root
         self._memories = MEMORIES
         self._derived = derived
@@ -283,20 +276,3 @@ def _native_events_unreliable() -> bool:
     if forced and forced not in ("false", "disable", "disabled"):
         return True
     return "microsoft" in platform.uname().release.lower()
-
-
-def watch(store: Store, on_report: Callable[[ReconcileReport], None], stop: threading.Event | None = None,
-          quiet_ms: int = QUIET_MS) -> None:
-    """`memory-mcp watch`: index (and commit) hand edits as they are saved, until `stop` or Ctrl-C.
-
-    The watcher a server keeps, run in the foreground: each batch of changes goes through
-    `Store.refresh`, the same path every tool call takes. `on_report` hears of every reconcile
-    that changed something."""
-    watcher = store.start_watching()
-    report = store.refresh()
-    while True:
-        if report.changed or report.dictionary_changed:
-            on_report(report)
-        if not watcher.wait(stop, quiet_ms):
-            return
-        report = store.refresh()

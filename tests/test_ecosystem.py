@@ -24,8 +24,6 @@ def git(root: Path, *args: str) -> str:
 def test_watch_indexes_and_commits_a_hand_edit_when_it_is_saved(tmp_path: Path) -> None:
     import threading
 
-    from memory_mcp.watch import watch
-
     store = Store.open(tmp_path / "store")
     mem = store.remember("The petrel queue drains nightly.")
     reports = []
@@ -37,7 +35,7 @@ def test_watch_indexes_and_commits_a_hand_edit_when_it_is_saved(tmp_path: Path) 
         if report.reindexed:
             seen.set()
 
-    worker = threading.Thread(target=watch, args=(store, on_report, stop, 50))
+    worker = threading.Thread(target=store.follow, args=(on_report, stop, 50))
     worker.start()
     try:
         time.sleep(0.5)  # let the watcher start

@@ -2,7 +2,7 @@
 
 import pytest
 
-from memory_mcp import ranking
+from memory_mcp import budget, ranking
 from memory_mcp.store import Store
 
 
@@ -22,7 +22,7 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Store:
 def test_max_tokens_cuts_the_list_and_says_so(store: Store) -> None:
     full = store.recall("deploy freeze", limit=10)
     assert len(full.results) == 5 and not full.truncated
-    one = ranking.estimate_tokens(f"{full.results[0].path} {full.results[0].title} {full.results[0].excerpt}") + 8
+    one = budget.estimate_tokens(f"{full.results[0].path} {full.results[0].title} {full.results[0].excerpt}") + 8
     cut = store.recall("deploy freeze", limit=10, max_tokens=one * 2 + 1)
     assert cut.truncated
     assert 1 <= len(cut.results) <= 2

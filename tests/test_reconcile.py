@@ -29,9 +29,9 @@ def ids(store: Store, query: str, **kw) -> list[str]:
 
 
 def sync(store: Store):
-    with store._session():
+    with store.session.call():
         pass
-    return store._last
+    return store.session.last
 
 
 def test_unchanged_files_are_not_reparsed(core: Store) -> None:
@@ -171,7 +171,7 @@ def test_schema_mismatch_rebuilds_automatically(core: Store) -> None:
     conn.close()
     again = Store.open(core.root)
     assert ids(again, "marten") == [r.id]
-    assert again._last.reindexed == [r.path]  # the recall re-parsed the file: rebuilt, not reused
+    assert again.session.last.reindexed == [r.path]  # the recall re-parsed the file: rebuilt, not reused
     check = sqlite3.connect(core.index_path)
     assert check.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0] == SCHEMA_VERSION
     check.close()
@@ -246,7 +246,7 @@ def test_write_left_uncommitted_by_a_crash_is_committed_by_the_next_process(core
     before = commit_count(core.root)
     text = path.read_text().replace("feedback: 0.1", "feedback: 0.2")
     files.atomic_write(path, text)  # what _write does ...
-    index = core._ensure_index()
+    index = core.index()
     st = path.stat()
     index.set_file(r.path, FileStat(st.st_mtime_ns, st.st_size, hashlib.sha256(text.encode()).hexdigest()))
     core.close()  # ... and the process dies before the commit

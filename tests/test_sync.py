@@ -50,7 +50,7 @@ def remote_changed_a_shared_memory(tmp_path: Path) -> tuple[Store, Store, Rememb
 def snapshot(store: Store) -> list[tuple]:
     """What the index says about every memory, in a form two indexes can be compared by."""
     store.refresh()
-    rows = store._ensure_index().rows()
+    rows = store.index().rows()
     return sorted((r.id, r.path, r.title, r.excerpt, r.type, r.state, r.trust, tuple(r.entities),
                    tuple(r.conflicts_with), tuple(r.distinct_from), tuple(r.supersedes), r.superseded_by,
                    r.feedback, r.content_key, r.updated) for r in rows)
@@ -210,7 +210,7 @@ def test_both_sides_superseding_one_memory_leave_an_open_pair_of_successors(tmp_
     # conflict copy of the old memory that status never listed (its partner is superseded), while the
     # two successors, the real disagreement, were both active and unpaired.
     a, b, _ = clones(tmp_path, ["The auk cluster has three nodes."])
-    old = a._ensure_index().rows()[0].id
+    old = a.index().rows()[0].id
     four = a.remember("The auk cluster has four nodes now.", supersedes=[old])
     six = b.remember("The auk cluster has six nodes now.", supersedes=[old])
     a.sync()

@@ -28,7 +28,7 @@ def cli(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
 def by_source(store: Store) -> dict[str, dict]:
     """source -> the memory's frontmatter and body, for every memory in the store."""
     out = {}
-    for row in store._ensure_index().rows():
+    for row in store.index().rows():
         read = store.read(id=row.id)
         out[read.frontmatter.get("source", "")] = {**read.frontmatter, "body": read.body, "title": read.title}
     return out
@@ -162,7 +162,7 @@ def test_export_round_trip_reproduces_the_memories_in_another_store(tmp_path: Pa
     # Without --keep-trust the same memories arrive as imported, ids kept.
     c = Store.open(tmp_path / "c")
     c.import_memories("export", export)
-    assert {r.id: r.trust for r in c._ensure_index().rows()} == {r["id"]: "imported" for r in doc["memories"]}
+    assert {r.id: r.trust for r in c.index().rows()} == {r["id"]: "imported" for r in doc["memories"]}
 
 
 def test_an_older_export_does_not_revive_a_deleted_memory_but_a_newer_edit_is_a_conflict(tmp_path: Path) -> None:

@@ -255,7 +255,7 @@ def test_dead_watcher_in_process_stops_and_the_walk_takes_over(tmp_path: Path) -
         path = store.root / r.path
         path.write_text(path.read_text().replace("Fridays", "Mondays"))
         assert [h.id for h in store.recall("rook Mondays").results] == [r.id]
-        assert not store.watcher.running and store._last is not None and store._last.walked
+        assert not store.watcher.running and store.session.last is not None and store.session.last.walked
         assert "decode" in store.watcher.why_off
     finally:
         store.close()
@@ -301,7 +301,7 @@ def test_lagging_watcher_walks_and_stays_correct(tmp_path: Path, monkeypatch: py
         for word in ("dusk", "dawn"):
             path.write_text(path.read_text().replace("noon" if word == "dusk" else "dusk", word))
             assert [h.id for h in store.recall(f"teal {word}").results] == [r.id]
-            assert store._last is not None and store._last.walked
+            assert store.session.last is not None and store.session.last.walked
     finally:
         store.close()
 

@@ -1,0 +1,77 @@
+"""Recall's pipeline over the index: filters as SQL, the planner's text scores, the score formula,
+diversity and the token budget. Reads only the index; the use case holds the lock around it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+
+from . import budget, conflicts, query, ranking
+from .index import Index, Row, RowFilter
+from .model import MemoryType, State, enum_value
+from .options import Recall
+from .results import Hit
+
+RECALL_MAX = 50
+
+
+def row_filter(opts: Recall, entities: Sequence[str]) -> RowFilter:
+    """The memories a recall may return: its types, its entities (already normalised), the states
+    it includes, and never a memory withheld by feedback. Unknown types are refused."""
+    states = {State.ACTIVE.value}
+    if opts.include_archived:
+        states.add(State.ARCHIVED.value)
+    if opts.include_deprecated:
+        states.add(State.DEPRECATED.value)
+    types = frozenset(enum_value(MemoryType, t, "type").value for t in opts.types)
+    return RowFilter(frozenset(states), types, tuple(entities), ranking.WITHHOLD_AT)
+
+
+def run(index: Index, opts: Recall, where: RowFilter) -> tuple[list[Hit], bool]:
+    """The ranked hits of `opts` among the memories `where` admits, and whether the token budget
+    cut the list short."""
+    limit = opts.limit
+    now = datetime.now(UTC)
+    if opts.query.strip():
+        scores = query.text_scores(index, opts.query, max(limit * 8, 64), where)
+        rows = index.rows(scores)
+    else:
+        rows = index.select(where)
+        scores = {r.rowid: 1.0 for r in rows}
+    usage = index.usage(r.id for r in rows)
+    scored: list[tuple[float, Row]] = []
+    for row in rows:
+        s = ranking.score(scores[row.rowid], row.trust, row.state, row.updated,
+                          usage.get(row.id, (0, None))[0], row.feedback, now)
+        if s >= opts.min_score:
+            scored.append((s, row))
+    # Without a query the list is newest first; with one, by score (newest first among equals).
+    scored.sort(key=lambda x: (x[1].updated or x[1].created or "", x[1].id), reverse=True)
+    if opts.query.strip():
+        scored.sort(key=lambda x: x[0], reverse=True)
+    head = scored[: limit * 3]
+    if opts.diversity > 0:
+        sets = {row.rowid: conflicts.term_set(f"{row.title} {row.excerpt}") for _, row in head}
+        head = ranking.mmr(head, lambda x: x[0], lambda a, b: conflicts.jaccard(sets[a[1].rowid], sets[b[1].rowid]),
+                           opts.diversity, limit)  # type: ignore[assignment]
+    return _within_budget(head[:limit], opts.max_tokens)
+
+
+def _within_budget(ranked: list[tuple[float, Row]], max_tokens: int) -> tuple[list[Hit], bool]:
+    """The hits that fit `max_tokens` (0: no budget; the first hit always fits)."""
+    hits: list[Hit] = []
+    spent = 0
+    for s, row in ranked:
+        cost = budget.hit_tokens(row.path, row.title, row.excerpt)
+        if max_tokens and hits and spent + cost > max_tokens:
+            return hits, True
+        spent += cost
+        hits.append(hit(row, s))
+    return hits, False
+
+
+def hit(row: Row, score: float) -> Hit:
+    """A recall result for an index row."""
+    return Hit(id=row.id, path=row.path, title=row.title, excerpt=row.excerpt, type=row.type, state=row.state,
+               trust=row.trust, entities=row.entities, updated=row.updated, score=round(score, 4),
+               superseded_by=row.superseded_by)

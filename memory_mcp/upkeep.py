@@ -1,0 +1,106 @@
+"""The use cases that look after the store as a whole: status, the open conflict pairs, reindex."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime, timedelta
+
+from . import conflicts, ranking
+from .index import Index
+from .model import MemoryType, State
+from .options import Progress
+from .results import (
+    Listed,
+    PendingConflict,
+    ReconcileReport,
+    ReindexResult,
+    SecretFlag,
+    StatusResult,
+    UnindexedFile,
+)
+from .session import Session
+
+DISTILL_AGE_DAYS = 30
+LIST_LIMIT = 20
+
+
+def pending(index: Index) -> list[PendingConflict]:
+    """Every open conflict pair: raised by the gate or a sync, not yet settled, both sides live."""
+    out: dict[str, PendingConflict] = {}
+    for row in index.with_open_conflicts():
+        for other_id in row.conflicts_with:
+            other = index.get(other_id)
+            if (other is None or State.DEPRECATED in (row.state, other.state)
+                    or row.superseded_by or other.superseded_by or conflicts.settled(row, other)):
+                continue
+            pair = conflicts.pair_hash(row.id, other_id)
+            out.setdefault(pair, PendingConflict(row.id, other_id, row.title, other.title, pair))
+    return list(out.values())
+
+
+def pending_count(index: Index) -> int:
+    """How many conflict pairs wait for a decision (every recall reports it)."""
+    return len(pending(index))
+
+
+def status(session: Session) -> StatusResult:
+    """Counts, coverage, unindexed files, pending conflicts, review-due, distill candidates, withheld."""
+    with session.call() as index:
+        rows = index.rows()
+        counts: dict[str, object] = {"total": len(rows)}
+        for key in ("state", "type", "trust"):
+            tally: dict[str, int] = {}
+            for r in rows:
+                tally[getattr(r, key)] = tally.get(getattr(r, key), 0) + 1
+            counts[f"by_{key}"] = tally
+        today = date.today().isoformat()
+        cutoff = (datetime.now(UTC) - timedelta(days=DISTILL_AGE_DAYS)).strftime("%Y-%m-%dT%H:%M:%SZ")
+        usage = index.usage(r.id for r in rows)
+        review = [Listed(r.id, r.path, r.title, f"review_after {r.review_after}") for r in rows
+                  if r.state == State.ACTIVE and r.review_after and r.review_after[:10] <= today]
+        distill = [Listed(r.id, r.path, r.title,
+                          "old episode: distil related episodes into one knowledge memory that supersedes them")
+                   for r in sorted(rows, key=lambda r: r.updated or "")
+                   if r.state == State.ACTIVE and r.type == MemoryType.EPISODE and (r.updated or "") < cutoff
+                   and (usage.get(r.id, (0, None))[1] or "") < cutoff]
+        withheld = [Listed(r.id, r.path, r.title, f"feedback {r.feedback}") for r in rows
+                    if ranking.withheld(r.feedback)]
+        provisional = [Listed(r.id, r.path, r.title, "no id in the file: add `id: <ULID>` to its frontmatter, "
+                              "or call memory_update on it to get one") for r in rows if r.provisional]
+        return StatusResult(
+            store=str(session.root), counts=counts, coverage=session.coverage(index),
+            unindexed=[UnindexedFile(p, e) for p, e in index.errors()], provisional=provisional[:LIST_LIMIT],
+            pending_conflicts=pending(index)[:LIST_LIMIT], review_due=review[:LIST_LIMIT],
+            distill_candidates=distill[:10], withheld=withheld[:LIST_LIMIT], git=session.history.summary(),
+            secrets=[SecretFlag(p, k) for p, k in index.secret_flags()])
+
+
+def reindex(session: Session, verify: bool = False, progress: Progress | None = None) -> ReindexResult:
+    """Rebuild the index from the files; with `verify`, re-hash everything and report drift.
+
+    `progress`, when given, is called with (files done, files in all) as the walk goes."""
+    with session.storage_errors(), session.lock.hold():
+        index = session.index()
+        if verify:
+            before = {p: s.sha for p, (s, _) in index.file_stats().items()}
+            report = session.reconcile(index, force=True, progress=progress)
+            after = {p: s.sha for p, (s, _) in index.file_stats().items()}
+            drift = sorted(p for p in after if before.get(p) != after[p])
+            drift += [f"{p} (removed)" for p in sorted(before) if p not in after]
+            mode, note = "verify", "drift lists files whose content the index had not caught up with"
+        else:
+            # One transaction: a re-read cut short (Ctrl-C, a cancelled request) rolls back to the old
+            # index instead of leaving an empty one that watchers here and in other processes, having
+            # seen no file change, would keep answering from.
+            with index.transaction():
+                index.clear()
+                report = session.reconcile(index, force=True, progress=progress)
+            drift, mode = [], "rebuild"
+            note = "index rebuilt from the files; recall counts (heat) are kept"
+        return ReindexResult(mode=mode, indexed=index.count(), unindexed=len(index.errors()),
+                             seconds=round(report.seconds, 3), drift=drift, note=note)
+
+
+def refresh(session: Session) -> ReconcileReport:
+    """Reconcile now (what every call does first) and return what it found."""
+    with session.call():
+        return session.last or ReconcileReport()

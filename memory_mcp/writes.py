@@ -1,0 +1,221 @@
+"""The use cases that write: remember, update, forget, resolve, feedback. Each checks its arguments
+before taking the lock, writes whole files, indexes them in one transaction and makes one commit."""
+
+from __future__ import annotations
+
+import re
+
+from ulid import ULID
+
+from . import conflicts, lifecycle, ranking
+from .access import Loaded, load, new_path, write
+from .errors import ConfirmRequired, InvalidArgument, InvalidSupersede
+from .index import Index
+from .model import (
+    Decision,
+    ForgetMode,
+    Memory,
+    MemoryType,
+    State,
+    Trust,
+    check_id,
+    compose_body,
+    content_key,
+    derive_title,
+    enum_value,
+    now_iso,
+)
+from .options import Feedback, Forget, Remember, Resolve, Update
+from .reads import superseded_by
+from .results import Conflict, FeedbackResult, ForgetResult, RememberResult, ResolveResult
+from .session import Session
+from .validate import check_date, check_entities, check_short, check_text
+
+_STATE_OF = {ForgetMode.ARCHIVE: State.ARCHIVED, ForgetMode.DEPRECATE: State.DEPRECATED,
+             ForgetMode.RESTORE: State.ACTIVE}
+
+
+def remember(session: Session, opts: Remember) -> RememberResult:
+    """Write a new memory (or return the existing one with the same content), run the conflict gate."""
+    check_text(opts.content, opts.title, opts.source)
+    mem_type = enum_value(MemoryType, opts.type, "type")
+    mem_trust = enum_value(Trust, opts.trust, "trust")
+    entity_list = check_entities(list(opts.entities))
+    review = check_date(opts.review_after)
+    targets = [check_id(t) for t in dict.fromkeys(opts.supersedes)]
+    body = compose_body(opts.content, opts.title)
+    with session.call() as index:
+        names, unknown = session.dictionary.normalise_all(entity_list)
+        if not targets:
+            dup = next((r for r in index.by_content(content_key(body)) if r.state != State.DEPRECATED), None)
+            if dup:
+                return RememberResult(id=dup.id, path=dup.path, title=dup.title, state=dup.state,
+                                      duplicate=True, unknown_entities=unknown,
+                                      warnings=["the same content is already remembered; nothing was written"])
+        losers = [load(session, index, t) for t in targets]
+        now = now_iso()
+        mem = Memory(id=str(ULID()), body=body, type=mem_type, state=State.ACTIVE, trust=mem_trust,
+                     entities=names, source=" ".join(opts.source.split()), created=now, updated=now,
+                     review_after=review)
+        for loser in losers:
+            lifecycle.check_supersede(mem.id, loser.mem, lambda i: superseded_by(index, i))
+        found = conflicts.neighbours(index, conflicts.Subject(mem.id, mem.title, mem.excerpt, names, now, []))
+        found = [n for n in found if n.row.id not in targets]
+        mem.conflicts_with = [n.row.id for n in found]
+        new = Loaded(mem, new_path(session.root, mem.title, mem.id))
+        for loser in losers:
+            lifecycle.apply_supersede(mem, loser.mem, now)
+        write(session, index, [new, *losers], fresh=frozenset({mem.id}))
+        session.history.commit_paths([item.rel for item in (new, *losers)], f"remember: {mem.title}",
+                                     [mem.id, *(loser.mem.id for loser in losers)])
+        warnings = []
+        if found:
+            warnings.append("possible conflicts: decide each with memory_resolve (supersede or keep_both), "
+                            "asking the user when unsure")
+        return RememberResult(
+            id=mem.id, path=new.rel, title=mem.title, state=mem.state.value, duplicate=False,
+            superseded=[loser.mem.id for loser in losers], conflicts=[_conflict(n) for n in found],
+            unknown_entities=unknown, warnings=warnings)
+
+
+def update(session: Session, opts: Update) -> str:
+    """Change a memory's text or fields in place (state moves go through forget/resolve); returns
+    the memory's id (a file without an id of its own gets a permanent one)."""
+    check_text(opts.content, opts.title, opts.source)
+    with session.call() as index:
+        loaded = load(session, index, opts.id)
+        mem = loaded.mem
+        changed = _apply_update(session, mem, opts)
+        if mem.id != opts.id:
+            changed.append("id")  # a hand-made file without an id got a permanent one
+        if not changed:
+            raise InvalidArgument("nothing to change: pass content, title, entities, type, trust, source "
+                                  "or review_after.")
+        mem.updated = now_iso()
+        write(session, index, [loaded])
+        session.history.commit_paths([loaded.rel], f"update: {mem.title}", [mem.id],
+                                     "changed: " + ", ".join(changed))
+        return mem.id
+
+
+def _apply_update(session: Session, mem: Memory, opts: Update) -> list[str]:
+    """Set the fields `opts` names on `mem`; the names of those that changed, in order."""
+    changed: list[str] = []
+    if opts.content is not None:
+        # New content with its own heading takes that title; otherwise the old title stays.
+        keep = None if opts.content.lstrip().startswith("#") else mem.title
+        mem.body = compose_body(opts.content, opts.title or keep)
+        changed.append("content")
+    elif opts.title is not None and opts.title.strip() and opts.title.strip() != mem.title:
+        mem.body = _retitle(mem.body, opts.title.strip())
+        changed.append("title")
+    if opts.entities is not None:
+        mem.entities = session.dictionary.normalise_all(check_entities(list(opts.entities)))[0]
+        changed.append("entities")
+    if opts.type is not None:
+        mem.type = enum_value(MemoryType, opts.type, "type")
+        changed.append("type")
+    if opts.trust is not None:
+        mem.trust = enum_value(Trust, opts.trust, "trust")
+        changed.append("trust")
+    if opts.source is not None:
+        mem.source = " ".join(opts.source.split())
+        changed.append("source")
+    if opts.review_after is not None:
+        mem.review_after = check_date(opts.review_after)
+        changed.append("review_after")
+    return changed
+
+
+def forget(session: Session, opts: Forget) -> ForgetResult:
+    """archive, deprecate (reason required), restore to active, or purge (confirm required)."""
+    mode = enum_value(ForgetMode, opts.mode, "mode")
+    check_short(reason=opts.reason)
+    with session.call() as index:
+        # A purged file needs no permanent id: it is about to go, under the id it had.
+        loaded = load(session, index, opts.id, for_write=mode != ForgetMode.PURGE)
+        mem = loaded.mem
+        if mode == ForgetMode.PURGE:
+            return _purge(session, index, loaded, opts)
+        notes = lifecycle.transition(mem, _STATE_OF[mode], opts.reason, now_iso())
+        write(session, index, [loaded])
+        session.history.commit_paths([loaded.rel], f"forget: {mode} {mem.title}", [mem.id],
+                                     f"reason: {mem.deprecated_reason}" if mem.deprecated_reason else "")
+        if mem.id != opts.id:
+            notes.append(f"the file had no id of its own; it is now {mem.id}")
+        return ForgetResult(id=mem.id, mode=mode.value, state=mem.state.value, purged=False,
+                            message=f"{mem.id} is now {mem.state.value}", warnings=notes)
+
+
+def _purge(session: Session, index: Index, loaded: Loaded, opts: Forget) -> ForgetResult:
+    mem = loaded.mem
+    lifecycle.check_purge(mem)
+    if not opts.confirm:
+        raise ConfirmRequired(
+            f"purge deletes {loaded.rel} (git keeps it). Ask the user, then call again with confirm=true.")
+    session.history.check_idle()
+    (session.root / loaded.rel).unlink()
+    index.remove_path(loaded.rel)
+    session.history.commit_paths([loaded.rel], f"forget: purge {mem.title}", [mem.id],
+                                 f"reason: {opts.reason}" if opts.reason.strip() else "")
+    return ForgetResult(id=mem.id, mode=ForgetMode.PURGE.value, state=None, purged=True,
+                        message=f"deleted {loaded.rel}; `git log --all -- {loaded.rel}` still has it")
+
+
+def resolve(session: Session, opts: Resolve) -> ResolveResult:
+    """Settle a pair: `supersede` (id replaces other_id) or `keep_both` (never raised again)."""
+    if opts.decision not in tuple(Decision):
+        raise InvalidArgument(f"unknown decision '{opts.decision}': use supersede or keep_both.")
+    id, other_id = check_id(opts.id), check_id(opts.other_id)
+    with session.call() as index:
+        if id == other_id:
+            if opts.decision == Decision.SUPERSEDE:
+                raise InvalidSupersede(f"memory {id} cannot supersede itself.")
+            raise InvalidArgument("id and other_id are the same memory; a pair needs two.")
+        a, b = load(session, index, id), load(session, index, other_id)
+        now = now_iso()
+        if opts.decision == Decision.SUPERSEDE:
+            lifecycle.check_supersede(a.mem.id, b.mem, lambda i: superseded_by(index, i))
+            lifecycle.apply_supersede(a.mem, b.mem, now)
+            message = f"{other_id} is superseded by {id} and {b.mem.state.value}"
+        else:
+            for x, y in ((a.mem, b.mem), (b.mem, a.mem)):
+                if y.id in x.conflicts_with:
+                    x.conflicts_with.remove(y.id)
+                if y.id not in x.distinct_from:
+                    x.distinct_from.append(y.id)
+            message = f"{id} and {other_id} are kept as distinct memories; the pair will not be raised again"
+        write(session, index, [a, b])
+        session.history.commit_paths([a.rel, b.rel], f"resolve: {opts.decision} {a.mem.title} / {b.mem.title}",
+                                     [id, other_id])
+        return ResolveResult(id=id, other_id=other_id, decision=opts.decision, message=message)
+
+
+def feedback(session: Session, opts: Feedback) -> FeedbackResult:
+    """+0.1 when a memory helped, -0.2 when it misled; at -0.5 or below it is withheld from recall."""
+    check_short(note=opts.note)
+    with session.call() as index:
+        loaded = load(session, index, opts.id)
+        mem = loaded.mem
+        mem.feedback = round(max(-1.0, min(1.0, mem.feedback + (0.1 if opts.helpful else -0.2))), 2)
+        write(session, index, [loaded])
+        session.history.commit_paths([loaded.rel], f"feedback: {'helpful' if opts.helpful else 'misleading'} "
+                                     f"{mem.title}", [mem.id], opts.note)
+        return FeedbackResult(id=mem.id, feedback=mem.feedback, withheld=ranking.withheld(mem.feedback))
+
+
+def _conflict(n: conflicts.Neighbour) -> Conflict:
+    return Conflict(id=n.row.id, title=n.row.title, excerpt=n.row.excerpt, shared_entities=n.shared_entities,
+                    age_days=n.age_days, latest_wins_eligible=n.latest_wins_eligible, similarity=n.similarity)
+
+
+def _retitle(body: str, title: str) -> str:
+    """Replace the body's first heading (or put one in front) so the memory reads as `title`."""
+    lines = body.split("\n")
+    for i, line in enumerate(lines):
+        if line.strip():
+            if re.match(r"^#{1,6}\s", line.strip()):
+                lines[i] = f"# {title}"
+                return "\n".join(lines)
+            break
+    return f"# {title}\n\n{body.lstrip()}" if derive_title(body) != title else body
