@@ -76,12 +76,22 @@ class History:
     def _identity_env(self) -> dict[str, str]:
         """Environment that supplies a fallback identity only for what the person has not configured."""
         # Paths are file names, never patterns: `notes [1].md` must not also match `notes 1.md`.
-        env: dict[str, str] = {"GIT_LITERAL_PATHSPECS": "1"}
+        # git's messages in English whatever the person's locale: a held lock, a rejected push and
+        # the network errors sync explains are recognised by their English text.
+        env: dict[str, str] = {"GIT_LITERAL_PATHSPECS": "1", "LC_ALL": "C"}
         reader = self.repo.config_reader()
         if not (os.environ.get("GIT_AUTHOR_NAME") or reader.get_value("user", "name", "")):
             env["GIT_AUTHOR_NAME"] = env["GIT_COMMITTER_NAME"] = FALLBACK_NAME
         if not (os.environ.get("GIT_AUTHOR_EMAIL") or reader.get_value("user", "email", "")):
             env["GIT_AUTHOR_EMAIL"] = env["GIT_COMMITTER_EMAIL"] = FALLBACK_EMAIL
+        return env
+
+    def _process_env(self) -> dict[str, str]:
+        """The whole environment of a git this object starts itself: the process's, with ours on top
+        and without LANGUAGE (gettext ignores it under LC_ALL=C; dropped so nothing can pick a
+        language back up, e.g. a git built with a gettext that honours LANGUAGE there)."""
+        env = {**os.environ, **self._env}
+        env.pop("LANGUAGE", None)
         return env
 
     def _git_locks(self) -> list[Path]:
@@ -240,7 +250,7 @@ class History:
         """Run `git ARGS` in the store, `data` on stdin; `scratch` points it at the scratch index.
 
         subprocess directly: GitPython's wrapper costs a few milliseconds a call, and a write makes six."""
-        env = {**os.environ, **self._env}
+        env = self._process_env()
         if scratch:
             env["GIT_INDEX_FILE"] = str(self._scratch)
         done = subprocess.run(["git", *args], cwd=self.root, input=data, capture_output=True, env=env)
@@ -281,7 +291,7 @@ class History:
 
         git itself rather than GitPython's object reader, which cannot read a SHA-256 repository."""
         done = subprocess.run(["git", "cat-file", "blob", rev if path is None else f"{rev}:{path}"], cwd=self.root,
-                              capture_output=True, env={**os.environ, **self._env})
+                              capture_output=True, env=self._process_env())
         return done.stdout if done.returncode == 0 else None
 
     def log(self, path: str, limit: int = 20) -> list[Commit]:
