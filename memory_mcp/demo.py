@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
 import tempfile
 from pathlib import Path
 
@@ -38,8 +37,7 @@ def run(root: Path | None) -> str:
     target.write_text(target.read_text(encoding="utf-8").rstrip("\n") + "\nRaised to 3600 seconds for the admin app.\n",
                       encoding="utf-8")
     out += ["", f"(edited {ids[2].path} by hand)", "$ recall 'admin app'", render.recall(store.recall("admin app"))]
-    log = subprocess.run(["git", "-C", str(store.root), "log", "--format=%h %s"], capture_output=True, text=True)
-    out += ["", "$ git log", log.stdout.rstrip(), "",
+    out += ["", "$ git log", store.history.short_log().rstrip(), "",
             f"Open {store.root}/memories in an editor, or point the server at it: "
             f"MEMORY_MCP_ROOT={store.root} {server_command()} serve"]
     store.close()

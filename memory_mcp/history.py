@@ -1,4 +1,7 @@
-"""Git: one commit per write, only the memory files, with the person's identity when they have one."""
+"""Git: one commit per write, only the memory files, with the person's identity when they have one.
+
+`History` is the only thing in memory-mcp that runs git (its sync half, fetch / merge / push, is in
+gitremote.py). Callers catch `GitCommandError`, re-exported here."""
 
 from __future__ import annotations
 
@@ -9,8 +12,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import git
+from git import GitCommandError
 
 from .errors import RepoBusy
+from .gitremote import RemoteOps
+
+__all__ = ["Commit", "Deletion", "GitCommandError", "HeadKeptMoving", "History"]
 
 FALLBACK_NAME = "memory-mcp"
 FALLBACK_EMAIL = "memory-mcp@localhost"
@@ -56,15 +63,25 @@ class Commit:
     message: str
 
 
-class History:
-    """The store's git repository, used through GitPython's git command wrapper."""
+@dataclass(frozen=True)
+class Deletion:
+    """One commit that deleted files: its sha, its committer date (ISO 8601) and the deleted paths."""
+
+    commit: str
+    date: str
+    paths: tuple[str, ...]
+
+
+class History(RemoteOps):
+    """The store's git repository: the only object that runs git (plumbing through subprocess on the
+    write path, GitPython's command wrapper elsewhere), always with `_env` on top of the process's."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
         self.repo = git.Repo(root)
         self._env = self._identity_env()
         # The index the commits' trees are written from; the person's own index only gets the paths.
-        self._scratch = Path(self.repo.git_dir) / SCRATCH_INDEX
+        self._scratch = self.git_dir / SCRATCH_INDEX
         self._base: _ScratchBase | None = None
         self._oid_hex: int | None = None
 
@@ -76,7 +93,9 @@ class History:
     def _identity_env(self) -> dict[str, str]:
         """Environment that supplies a fallback identity only for what the person has not configured."""
         # Paths are file names, never patterns: `notes [1].md` must not also match `notes 1.md`.
-        env: dict[str, str] = {"GIT_LITERAL_PATHSPECS": "1"}
+        # git's messages in English whatever the person's locale: a held lock, a rejected push and
+        # the network errors sync explains are recognised by their English text.
+        env: dict[str, str] = {"GIT_LITERAL_PATHSPECS": "1", "LC_ALL": "C"}
         reader = self.repo.config_reader()
         if not (os.environ.get("GIT_AUTHOR_NAME") or reader.get_value("user", "name", "")):
             env["GIT_AUTHOR_NAME"] = env["GIT_COMMITTER_NAME"] = FALLBACK_NAME
@@ -84,10 +103,18 @@ class History:
             env["GIT_AUTHOR_EMAIL"] = env["GIT_COMMITTER_EMAIL"] = FALLBACK_EMAIL
         return env
 
+    def _process_env(self) -> dict[str, str]:
+        """The whole environment of a git this object starts itself: the process's, with ours on top
+        and without LANGUAGE (gettext ignores it under LC_ALL=C; dropped so nothing can pick a
+        language back up, e.g. a git built with a gettext that honours LANGUAGE there)."""
+        env = {**os.environ, **self._env}
+        env.pop("LANGUAGE", None)
+        return env
+
     def _git_locks(self) -> list[Path]:
         """The lock files a commit takes: the index, our scratch index, HEAD, the branch's ref and
         packed-refs."""
-        git_dir, common = Path(self.repo.git_dir), Path(self.repo.common_dir)
+        git_dir, common = self.git_dir, Path(self.repo.common_dir)
         locks = [git_dir / "index.lock", git_dir / f"{SCRATCH_INDEX}.lock", git_dir / "HEAD.lock",
                  common / "packed-refs.lock"]
         if not self.repo.head.is_detached:
@@ -113,7 +140,7 @@ class History:
     def in_progress(self) -> str | None:
         """Why a memory commit must wait now (a merge, rebase, cherry-pick, revert or bisect the person
         has under way, or a detached HEAD), or None when the store is on a branch and idle."""
-        git_dir = Path(self.repo.git_dir)
+        git_dir = self.git_dir
         for name, what in _IN_PROGRESS:
             if (git_dir / name).exists():
                 return what
@@ -240,7 +267,7 @@ class History:
         """Run `git ARGS` in the store, `data` on stdin; `scratch` points it at the scratch index.
 
         subprocess directly: GitPython's wrapper costs a few milliseconds a call, and a write makes six."""
-        env = {**os.environ, **self._env}
+        env = self._process_env()
         if scratch:
             env["GIT_INDEX_FILE"] = str(self._scratch)
         done = subprocess.run(["git", *args], cwd=self.root, input=data, capture_output=True, env=env)
@@ -281,7 +308,7 @@ class History:
 
         git itself rather than GitPython's object reader, which cannot read a SHA-256 repository."""
         done = subprocess.run(["git", "cat-file", "blob", rev if path is None else f"{rev}:{path}"], cwd=self.root,
-                              capture_output=True, env={**os.environ, **self._env})
+                              capture_output=True, env=self._process_env())
         return done.stdout if done.returncode == 0 else None
 
     def log(self, path: str, limit: int = 20) -> list[Commit]:
@@ -293,17 +320,31 @@ class History:
             return []
         return [Commit(*line.split("\x1f", 2)) for line in out.splitlines() if line.count("\x1f") == 2]
 
+    def deleted_files(self, under: str = "memories") -> list[Deletion]:
+        """Every commit that deleted files under `under`, newest first, with the paths it deleted
+        (read a deleted file's last text with `blob(f"{commit}^", path)`)."""
+        log = self.repo.git.log("--diff-filter=D", "--name-only", "-z", "--format=%x1e%H %cI", "--", under,
+                                env=self._env)
+        out: list[Deletion] = []
+        for chunk in log.split("\x1e"):
+            head, _, names = chunk.partition("\n")
+            if not head.strip("\0 "):
+                continue
+            sha, stamp = head.strip("\0 ").split()
+            out.append(Deletion(sha, stamp, tuple(filter(None, (n.strip("\n") for n in names.split("\0"))))))
+        return out
+
+    def short_log(self) -> str:
+        """`git log --format='%h %s'`: one line per commit of HEAD, newest first ("" without commits)."""
+        return self._git("log", "--format=%h %s", check=False)
+
     def summary(self) -> dict[str, object]:
         """Branch, head, and whether memory files have uncommitted changes."""
         # rev-parse, not GitPython's objects: those cannot read a SHA-256 repository's refs.
         head = self._head()
         head = head[:12] if head else None
-        try:
-            branch = self.repo.active_branch.name
-        except TypeError:
-            branch = None
-        dirty = bool(self.repo.git.status("--porcelain", "--", "memories", "dictionary.md").strip())
-        return {"branch": branch, "head": head, "memory_files_dirty": dirty}
+        dirty = bool(self.repo.git.status("--porcelain", "--", "memories", "dictionary.md", env=self._env).strip())
+        return {"branch": self.branch(), "head": head, "memory_files_dirty": dirty}
 
 
 def _age(path: Path) -> float | None:

@@ -16,12 +16,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
-from git import GitCommandError
-
 from . import files
 from .dictionary import DICTIONARY, Dictionary
 from .errors import Busy, IndexRebuilt, InvalidStore, RepoBusy, Unwritable
-from .history import HeadKeptMoving, History
+from .history import GitCommandError, HeadKeptMoving, History
 from .index import Index
 from .layout import DERIVED, INDEX_FILE, MEMORIES, TEMPLATE, default_root, index_path, is_store
 from .lock import StoreLock
@@ -81,7 +79,7 @@ class Session:
     def __init__(self, root: Path) -> None:
         self.root = root
         self.history = History(root)
-        self.lock = StoreLock(Path(self.history.repo.git_dir) / "memory-mcp.lock")
+        self.lock = StoreLock(self.history.git_dir / "memory-mcp.lock")
         self.dictionary = Dictionary()
         self.watcher: Watcher | None = None
         self.last: ReconcileReport | None = None  # what the latest reconcile saw

@@ -14,20 +14,16 @@ memory deleted on one side and edited on the other keeps the edit. Both sides' l
 from __future__ import annotations
 
 import contextlib
-import os
-import tempfile
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, fields, replace
-from pathlib import Path
 
-import git
 from ulid import ULID
 
 from . import files
 from .dictionary import DICTIONARY
 from .errors import ParseError, SyncFailed
-from .history import History
+from .history import GitCommandError, History
 from .model import Memory, now_iso, parse_iso
 
 PUSH_ATTEMPTS = 3
@@ -109,9 +105,8 @@ def run(history: History, new_path: Callable[[str, str], str], settle: Callable[
     first) and after one (True: the index catches up with what arrived). `new_path(title, id)` names
     the files of conflict copies. Raises SyncFailed with a sentence saying what to do; the store is
     never left mid-merge."""
-    repo = history.repo
     _check_ready(history)
-    remote, branch = _target(repo)
+    remote, branch = _target(history)
     result = SyncResult(remote, branch)
     for _ in range(PUSH_ATTEMPTS):
         theirs = _fetch(history, remote, branch)
@@ -119,10 +114,10 @@ def run(history: History, new_path: Callable[[str, str], str], settle: Callable[
             _check_ready(history)
             settle(False)
             if theirs is not None:
-                result.pulled += _count(repo, f"HEAD..{theirs}")
+                result.pulled += history.count_commits(f"HEAD..{theirs}")
                 if _merge(history, theirs, result, new_path):
                     settle(True)
-            ahead = _count(repo, f"{theirs}..HEAD") if theirs else _count(repo, "HEAD")
+            ahead = history.count_commits(f"{theirs}..HEAD" if theirs else "HEAD")
         if not ahead:
             return result
         if _push(history, remote, branch):
@@ -133,52 +128,42 @@ def run(history: History, new_path: Callable[[str, str], str], settle: Callable[
 
 
 def _check_ready(history: History) -> None:
-    repo = history.repo
     what = history.in_progress()
     if what:
         raise SyncFailed(f"the store's git repository is busy: {what}; then run memory-mcp sync again.")
-    if not repo.remotes:
+    if not history.remote_names():
         raise SyncFailed("this store has no git remote; add one with `git remote add origin URL`, "
                          "then run memory-mcp sync again.")
-    try:
-        repo.active_branch  # noqa: B018 - raises on a detached HEAD
-    except TypeError:
-        raise SyncFailed("HEAD is detached; check out a branch in the store first.") from None
+    if history.branch() is None:
+        raise SyncFailed("HEAD is detached; check out a branch in the store first.")
 
 
-def _target(repo: git.Repo) -> tuple[str, str]:
+def _target(history: History) -> tuple[str, str]:
     """The upstream of the current branch, else `origin` (or the only remote) and the same branch name."""
-    head = repo.active_branch
-    upstream = head.tracking_branch()
+    upstream = history.upstream()
     if upstream is not None:
-        return upstream.remote_name, upstream.remote_head
-    names = [r.name for r in repo.remotes]
-    return ("origin" if "origin" in names else names[0]), head.name
-
-
-def _network_env(history: History) -> dict[str, str]:
-    # Never wait for a password nobody will type: the server has no terminal.
-    return {**history._env, "GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "", "SSH_ASKPASS": ""}
+        return upstream
+    names = history.remote_names()
+    return ("origin" if "origin" in names else names[0]), str(history.branch())
 
 
 def _fetch(history: History, remote: str, branch: str) -> str | None:
     """The remote branch's commit after fetching it, or None when the remote has no such branch yet."""
     tracking = f"refs/remotes/{remote}/{branch}"
     try:
-        history.repo.git.fetch("--no-tags", "--quiet", remote, f"+refs/heads/{branch}:{tracking}",
-                               env=_network_env(history))
-    except git.GitCommandError as e:
+        history.fetch_branch(remote, branch, tracking)
+    except GitCommandError as e:
         if "couldn't find remote ref" in _said(e).lower():
             return None
         raise SyncFailed(_explain("fetch from", remote, e)) from None
-    return history.repo.git.rev_parse("--verify", f"{tracking}^{{commit}}")
+    return history.resolve_commit(tracking)
 
 
 def _push(history: History, remote: str, branch: str) -> bool:
     """Push HEAD to the remote branch (tracking it from now on). False when the remote moved meanwhile."""
     try:
-        history.repo.git.push("--quiet", "-u", remote, f"HEAD:refs/heads/{branch}", env=_network_env(history))
-    except git.GitCommandError as e:
+        history.push_head(remote, branch)
+    except GitCommandError as e:
         said = _said(e).lower()
         if "rejected" in said or "fetch first" in said or "non-fast-forward" in said:
             return False
@@ -186,15 +171,11 @@ def _push(history: History, remote: str, branch: str) -> bool:
     return True
 
 
-def _count(repo: git.Repo, spec: str) -> int:
-    return int(repo.git.rev_list("--count", spec))
-
-
-def _said(e: git.GitCommandError) -> str:
+def _said(e: GitCommandError) -> str:
     return " ".join(str(e.stderr).replace("stderr:", "").strip().strip("'").split())
 
 
-def _explain(verb: str, remote: str, e: git.GitCommandError) -> str:
+def _explain(verb: str, remote: str, e: GitCommandError) -> str:
     said = _said(e)
     low = said.lower()
     cause = next((text for needles, text in _CAUSES if any(n in low for n in needles)),
@@ -207,15 +188,13 @@ def _merge(history: History, theirs: str, result: SyncResult, new_path: Callable
     """Merge `theirs` into HEAD, deciding every conflicted memory file; commit, or undo it all.
 
     Returns whether HEAD moved."""
-    repo = history.repo
-    g = repo.git
-    if repo.is_ancestor(theirs, "HEAD"):
+    if history.is_ancestor(theirs, "HEAD"):
         return False
     _check_no_overlap(history, theirs)
-    if repo.is_ancestor("HEAD", theirs):
+    if history.is_ancestor("HEAD", theirs):
         try:
-            g.merge("--ff-only", "--autostash", "--quiet", theirs, env=history._env)
-        except git.GitCommandError as e:
+            history.merge_fast_forward(theirs)
+        except GitCommandError as e:
             raise SyncFailed(f"git could not fast-forward the store: {_said(e)[:300]}") from None
         return True
     try:
@@ -223,21 +202,20 @@ def _merge(history: History, theirs: str, result: SyncResult, new_path: Callable
             # --autostash: a person's own uncommitted work in the store does not block the merge.
             # Unrelated histories: two stores started apart (each from the template) and then given one
             # remote share only template files; their memories have distinct names, so they merge.
-            g.merge("--no-ff", "--no-commit", "--autostash", "--allow-unrelated-histories", "--quiet", theirs,
-                    env=history._env)
-        except git.GitCommandError as e:
-            if not (Path(repo.git_dir) / "MERGE_HEAD").exists():
+            history.merge_no_commit(theirs)
+        except GitCommandError as e:
+            if not history.merging():
                 raise SyncFailed(f"git could not start the merge: {_said(e)[:300]}") from None
         ids = _settle_conflicts(history, result, new_path)
         _commit_merge(history, result, ids)
         return True
     except BaseException as e:
-        if (Path(repo.git_dir) / "MERGE_HEAD").exists():
-            g.merge("--abort")
+        if history.merging():
+            history.abort_merge()
         if isinstance(e, _Unmergeable):
             raise SyncFailed(f"{e}; the merge was undone and nothing changed. Merge by hand with "
                              "`git pull --no-rebase` in the store, then run memory-mcp sync again.") from None
-        if isinstance(e, git.GitCommandError):
+        if isinstance(e, GitCommandError):
             raise SyncFailed(f"the merge failed and was undone: {_said(e)[:300]}") from None
         raise
 
@@ -248,29 +226,12 @@ def _check_no_overlap(history: History, theirs: str) -> None:
     By now every hand edit that parses is committed; what is left (a memory file mid-edit that does
     not parse yet, a README) would go through --autostash, and where the remote changed the same
     file, popping the stash writes conflict markers into the person's file and leaves it unmerged."""
-    repo = history.repo
-    try:
-        incoming = repo.git.diff("--name-only", "-z", f"HEAD...{theirs}").split("\0")
-    except git.GitCommandError:  # unrelated histories have no merge base: all of theirs is incoming
-        incoming = repo.git.diff("--name-only", "-z", "HEAD", theirs).split("\0")
-    both = history.changed([p for p in incoming if p])
+    both = history.changed(history.incoming_paths(theirs))
     if both:
         shown = ", ".join(both[:10]) + (f" and {len(both) - 10} more" if len(both) > 10 else "")
         raise SyncFailed(f"{shown}: changed here but not committed, and changed on the remote too (a memory "
                          "file is committed as soon as it parses); finish the edit or undo it, then run "
                          "memory-mcp sync again. Nothing was merged.")
-
-
-def _unmerged(repo: git.Repo) -> dict[str, dict[int, str]]:
-    """Conflicted path -> {stage: blob sha} (1 base, 2 ours = this machine, 3 theirs = the remote)."""
-    out: dict[str, dict[int, str]] = {}
-    for entry in repo.git.ls_files("-u", "-z").split("\0"):
-        if not entry:
-            continue
-        meta, path = entry.split("\t", 1)
-        _mode, sha, stage = meta.split()
-        out.setdefault(path, {})[int(stage)] = sha
-    return out
 
 
 def _blob(history: History, sha: str | None) -> bytes | None:
@@ -279,9 +240,8 @@ def _blob(history: History, sha: str | None) -> bytes | None:
 
 def _settle_conflicts(history: History, result: SyncResult, new_path: Callable[[str, str], str]) -> list[str]:
     """Resolve every conflicted path in the work tree and the git index; returns the memory ids involved."""
-    repo = history.repo
     ids: list[str] = []
-    unmerged = _unmerged(repo)
+    unmerged = history.unmerged()
     moved = _renamed_apart(history, unmerged)
     # Each side renamed these memories (old paths, and this machine's new ones): each lives on once,
     # at the remote's new path, merged there. Removed first, so a conflict copy may take a freed name.
@@ -289,7 +249,7 @@ def _settle_conflicts(history: History, result: SyncResult, new_path: Callable[[
         p for p, st in unmerged.items() if not {2, 3} & st.keys() and _is_memory(p)}
     for path in sorted(gone):
         (history.root / path).unlink(missing_ok=True)
-        history.repo.git.rm("-q", "--cached", "--ignore-unmatch", "--", path, env=history._env)
+        history.remove_cached(path)
     for path, stages in sorted(unmerged.items()):
         base, ours, theirs = (_blob(history, stages.get(n)) for n in (1, 2, 3))
         target = history.root / path
@@ -312,7 +272,7 @@ def _settle_conflicts(history: History, result: SyncResult, new_path: Callable[[
                 ids.append(_parse(kept or b"", path).id)
         else:
             ids += _merge_memory(history, path, base, ours, theirs, result, new_path)
-        history.repo.git.add("--", path, env=history._env)
+        history.add(path)
     return ids
 
 
@@ -357,7 +317,7 @@ def _merge_memory(history: History, path: str, base: bytes | None, ours: bytes, 
         rel, successor = rival
         successor.conflicts_with = [*successor.conflicts_with, str(t.superseded_by)]
         files.atomic_write(history.root / rel, files.serialize(successor))
-        history.repo.git.add("--", rel, env=history._env)
+        history.add(rel)
         result.rival_superseders.append((successor.id, str(t.superseded_by)))
         return [merged.id, successor.id]
     # Both sides changed what only a person can choose between: keep both, linked as an open conflict.
@@ -366,7 +326,7 @@ def _merge_memory(history: History, path: str, base: bytes | None, ours: bytes, 
                    superseded_by=None, created=now_iso(), extra=dict(o.extra))
     copy_path = new_path(copy.title, copy.id)
     files.atomic_write(history.root / copy_path, files.serialize(copy))
-    history.repo.git.add("--", copy_path, env=history._env)
+    history.add(copy_path)
     result.conflicts.append(ConflictPair(t.id, copy.id, path, copy_path))
     return [t.id, copy.id]
 
@@ -380,9 +340,7 @@ def _rival_superseder(history: History, base: Memory | None, ours: Memory, their
             or theirs.superseded_by == was:
         return None
     # A ULID is letters and digits only, so it needs no escaping in the pattern.
-    found = history.repo.git.grep("-l", "-e", f"^id: {ours.superseded_by}$", "HEAD", "--", "memories",
-                                  with_exceptions=False).split("\n")
-    rels = [line.split(":", 1)[1] for line in found if line.startswith("HEAD:")]
+    rels = history.grep_paths(f"^id: {ours.superseded_by}$", "HEAD", "memories")
     if len(rels) != 1:
         return None
     try:
@@ -458,16 +416,7 @@ def _merge_text(history: History, base: str, ours: str, theirs: str, union: bool
         return ours
     if ours == base:
         return theirs
-    with tempfile.TemporaryDirectory(prefix="memory-mcp-merge-") as tmp:
-        names = []
-        for name, text in (("ours", ours), ("base", base), ("theirs", theirs)):
-            p = os.path.join(tmp, name)
-            Path(p).write_text(text, encoding="utf-8")
-            names.append(p)
-        status, out, _ = history.repo.git.merge_file(
-            "-p", *(["--union"] if union else []), *names, with_extended_output=True, with_exceptions=False,
-            strip_newline_in_stdout=False)
-    return out if status == 0 else None
+    return history.merge_texts(ours, base, theirs, union=union)
 
 
 def _union(history: History, base: bytes, ours: bytes, theirs: bytes) -> bytes:
@@ -477,7 +426,7 @@ def _union(history: History, base: bytes, ours: bytes, theirs: bytes) -> bytes:
 
 
 def _commit_merge(history: History, result: SyncResult, ids: list[str]) -> None:
-    left = _unmerged(history.repo)
+    left = history.unmerged()
     if left:
         raise _Unmergeable(f"{', '.join(sorted(left))} still conflicted")
     subject = f"sync: merge {result.remote}/{result.branch}"
@@ -488,11 +437,5 @@ def _commit_merge(history: History, result: SyncResult, ids: list[str]) -> None:
         lines.append("dictionary.md: lines of both sides kept")
     trailers = "".join(f"\nMemory-Id: {i}" for i in dict.fromkeys(ids))
     message = subject + ("\n\n" + "\n".join(lines) if lines else "") + ("\n" + trailers if trailers else "")
-    fd, message_file = tempfile.mkstemp(prefix="memory-mcp-message-")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(message)
-        history.repo.git.commit("--no-verify", "-q", "--cleanup=verbatim", "-F", message_file, env=history._env)
-    finally:
-        os.unlink(message_file)
+    history.commit_merge(message)
 

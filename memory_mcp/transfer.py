@@ -390,18 +390,12 @@ class Deletions:
 def deletions(history: History) -> Deletions:
     """Every memory file deletion in the store's git history, by id and by content."""
     out = Deletions()
-    log = history.repo.git.log("--diff-filter=D", "--name-only", "-z", "--format=%x1e%H %cI", "--", "memories",
-                               env=history._env)
-    for chunk in log.split("\x1e"):
-        head, _, names = chunk.partition("\n")
-        if not head.strip("\0 "):
-            continue
-        sha, stamp = head.strip("\0 ").split()
-        when = parse_iso(stamp)
+    for deletion in history.deleted_files("memories"):
+        when = parse_iso(deletion.date)
         if not when:
             continue
-        for rel in filter(None, (n.strip("\n") for n in names.split("\0"))):
-            data = history.blob(f"{sha}^", rel)
+        for rel in deletion.paths:
+            data = history.blob(f"{deletion.commit}^", rel)
             if data is None:
                 continue
             try:

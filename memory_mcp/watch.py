@@ -31,10 +31,10 @@ import uuid
 from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from .dictionary import DICTIONARY
 from .layout import MEMORIES
+from .notify import Events, Notify
 
 log = logging.getLogger("memory_mcp")
 
@@ -82,7 +82,7 @@ class Watcher:
         self._derived = derived
         self._roots = (root / MEMORIES, derived, root / DICTIONARY)
         self._prefix = str(root) + os.sep
-        self._notify: Any = None  # watchfiles' RustNotify; its thread gathers events between calls
+        self._notify: Notify | None = None  # its thread gathers events between calls
         self._identity: tuple[tuple[int, int] | None, ...] = ()
         self._generation = 0
         self._primed = False  # a walk that began after this watch started has been settled
@@ -151,7 +151,7 @@ class Watcher:
                 return not stop.wait(_POLL_SECONDS)
             try:
                 # No timeout: a watchfiles timeout may drop events that arrive as it returns.
-                got = self._notify.watch(quiet_ms, 50, 0, stop)
+                got = self._notify.events(quiet_ms, 50, 0, stop)
             except RuntimeError as e:
                 self._stop(f"the watch stopped: {e}", retry_after=SWEEP_SECONDS)
                 continue
@@ -188,14 +188,11 @@ class Watcher:
         # a watch silently following the old folder.
         identity = self._identify()
         try:
-            from watchfiles._rust_notify import RustNotify
-
-            notify = RustNotify([str(p) for p, i in zip(self._roots, identity, strict=True) if i], False, False,
-                                300, True, False)
+            notify = Notify([str(p) for p, i in zip(self._roots, identity, strict=True) if i])
         except (OSError, RuntimeError) as e:
             self._stop(f"cannot watch: {e}", retry_after=SWEEP_SECONDS)
             return
-        if repr(notify).startswith("RustNotify(Poll"):
+        if notify.polling:
             # watchfiles fell back to polling, whose scans do not keep the order of changes.
             notify.close()
             self._stop("no native file events on this system", float("inf"))
@@ -221,6 +218,9 @@ class Watcher:
     def _catch_up(self) -> bool:
         """Take every event up to now: write a marker and take events until its own comes.
         False (and the watch is restarted or stopped) when that fails."""
+        notify = self._notify
+        if notify is None:
+            return False
         self._seq += 1
         marker = os.path.join(self._derived, f"{self._marker}-{self._seq}")
         try:
@@ -234,7 +234,7 @@ class Watcher:
                 left_ms = int((deadline - time.monotonic()) * 1000)
                 # Step 0: the marker's event is microseconds away, and a 1 ms step would cost more
                 # than the rest of a no-op call.
-                got = self._notify.watch(10, 0, max(left_ms, 1), None) if left_ms > 0 else "timeout"
+                got = notify.events(10, 0, max(left_ms, 1)) if left_ms > 0 else "timeout"
                 if got == "signal":
                     raise KeyboardInterrupt
                 if isinstance(got, str):
@@ -250,7 +250,7 @@ class Watcher:
             with contextlib.suppress(OSError):
                 os.unlink(marker)
 
-    def _take(self, batch: set[tuple[int, str]], marker: str | None) -> tuple[bool, bool]:
+    def _take(self, batch: Events, marker: str | None) -> tuple[bool, bool]:
         """Record a batch of events: (the marker came, a memory file or the dictionary changed)."""
         self._events += len(batch)
         found = relevant = False

@@ -4,11 +4,13 @@ driven by the `mcp` SDK client over stdio. Nothing under test is mocked."""
 from __future__ import annotations
 
 import contextlib
+import inspect
 import os
 import socket
 import subprocess
 import sys
 import time
+import types
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -20,6 +22,52 @@ from memory_mcp.store import Store, init_store
 
 EXE = Path(sys.executable).parent / "memory-mcp"
 ULID_CHARS = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+
+
+# ---------------------------------------------------------------- the `slow` marker
+# `pytest -m "not slow"` is the inner loop: unit and in-process tests. A test is slow when it, one of
+# its fixtures, or a helper of its module they call starts a process: `memory-mcp serve` (the `s`
+# fixture, open_server, http_server), the CLI (EXE), or any other program or Python (Popen,
+# sys.executable). Hypothesis tests (fuzzing) are slow too. Other long tests carry an explicit mark.
+_PROCESS_NAMES = frozenset({"EXE", "open_server", "http_server", "server_params", "server_env", "Popen",
+                            "executable"})
+
+
+def _names(fn: object, module: types.ModuleType | None, depth: int = 2) -> set[str]:
+    """Global and attribute names a function's code uses, its nested functions' and (to `depth`) those
+    of the functions of `module` it calls."""
+    code = getattr(inspect.unwrap(fn), "__code__", None)  # type: ignore[arg-type]
+    if code is None:
+        return set()
+    names: set[str] = set()
+    todo = [code]
+    while todo:
+        c = todo.pop()
+        names |= set(c.co_names)
+        todo += [k for k in c.co_consts if isinstance(k, types.CodeType)]
+    if depth and module is not None:
+        for name in list(names):
+            helper = getattr(module, name, None)
+            if inspect.isfunction(helper) and helper.__module__ == module.__name__:
+                names |= _names(helper, module, depth - 1)
+    return names
+
+
+def _starts_a_process(item: pytest.Item) -> bool:
+    module = getattr(item, "module", None)
+    funcs = [getattr(item, "obj", None)]
+    info = getattr(item, "_fixtureinfo", None)
+    for defs in (info.name2fixturedefs.values() if info else ()):
+        funcs += [d.func for d in defs]
+    return any(_PROCESS_NAMES & _names(f, sys.modules.get(getattr(f, "__module__", "")) or module)
+               for f in funcs if f is not None)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        obj = getattr(item, "obj", None)
+        if getattr(obj, "is_hypothesis_test", False) or _starts_a_process(item):
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture(scope="session")

@@ -11,6 +11,8 @@ from reliability_support import index_tables, rebuilt_tables
 
 from memory_mcp.store import Store
 
+pytestmark = pytest.mark.slow  # several processes writing one store at once
+
 WRITER = """
 import sys
 from pathlib import Path

@@ -19,7 +19,8 @@ from memory_mcp.errors import Busy
 from memory_mcp.lock import StoreLock
 from memory_mcp.store import Store
 
-pytestmark = pytest.mark.anyio
+# Crash tests: killed processes, and locks that must age past their grace period.
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 # How long after the first write each round's server is killed: from before the first commit to
 # the middle of the burst. The invariants below must hold wherever the kill lands.

@@ -12,6 +12,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from conftest import commit_count, git
 
 from memory_mcp.store import Store
@@ -215,6 +216,7 @@ def test_bad_input_is_a_clear_error_and_changes_nothing(tmp_path: Path) -> None:
     assert commit_count(store) == commits
 
 
+@pytest.mark.slow  # thousands of memories through the whole write path
 def test_a_large_paste_is_imported_and_committed_once(tmp_path: Path) -> None:
     # 1,000 lines: five times the paths git takes on a command line (the bulk path through files),
     # while the test stays within seconds; 2,000 from the CLI is measured in the report, not here.
