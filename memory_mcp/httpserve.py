@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 TOKEN_MIN = 32
 HEADER_TIMEOUT = 10.0
 PENDING_MAX = 64
+BACKLOG = 128
 _TOKEN = re.compile(r"[\x21-\x7e]+")  # what an HTTP header carries unchanged: visible ASCII
 
 
@@ -222,6 +223,8 @@ def serve_http(server: MCPServer, host: str, port: int, token: str | None, log_l
     if is_loopback(host):
         app = LoopbackOnly(app)
     protocol = guarded_protocol((lambda headers: bearer_ok(headers, secret)) if secret else (lambda headers: True))
+    # backlog: asyncio accepts up to that many connections in one go before any protocol sees one, so
+    # uvicorn's 2,048 could open more descriptors than the process may have before a single eviction.
     config = uvicorn.Config(app, host=host, port=port, log_level=log_level, http=protocol, ws="none",
-                            timeout_keep_alive=5)
+                            timeout_keep_alive=5, backlog=BACKLOG)
     uvicorn.Server(config).run()
