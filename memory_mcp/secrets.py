@@ -7,16 +7,22 @@ keys (AWS's AKIAIOSFODNN7EXAMPLE and friends) count: an agent cannot tell them f
 Most rules are a vendor's fixed prefix and length. Two are heuristics and carry a check on the
 matched value: an AWS secret key (40 characters of base64 with no prefix of its own) and a value
 assigned to a secret-looking name; both must look random, so git hashes, UUIDs, identifiers and
-placeholders such as `${DB_PASSWORD}` pass.
+placeholders such as `${DB_PASSWORD}` pass. A value that is code (`settings.OPENAI_API_KEY`,
+`HTTPBasicAuth(user, pw)`, an `ALL_CAPS_NAME`) is a reference to a secret, not one; a quoted value
+assigned to a password's name is a literal, and counts even when a person made it up (`"hunter2"`).
+
+`mask` replaces each flagged value by `[redacted <kind>]`, for text that is shown rather than stored.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import functools
 import math
 import re
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 # A secret-looking name ends one of these: `token_url`, `secret_name` and `password_policy` name a
@@ -49,6 +55,21 @@ def looks_random(value: str) -> bool:
     return mixed and entropy(value) >= 2.8
 
 
+# An unquoted value that is code: an attribute or item of something (`settings.KEY`, `cfg["k"]`,
+# `self.token`), a call (`HTTPBasicAuth(user`, `getpass(`), or an environment variable's name.
+_REFERENCE = re.compile(r"^[A-Za-z_$][\w$]*(?:(?:\.|::|->)[A-Za-z_$]|[\[(])|^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")
+# Words people write where a password goes in examples and defaults.
+_PLACEHOLDER_WORDS = {"password", "passwd", "pass", "pwd", "secret", "changeme", "change_me", "changeit", "admin",
+                      "root", "test", "guest", "default", "required", "optional", "string", "str", "value", "empty",
+                      "todo", "tbd", "mypassword", "yourpassword", "password123", "secret123", "token", "apikey",
+                      "api_key", "username", "user", "pw", "foo", "bar", "foobar", "hidden", "masked"}
+
+
+def _placeholder(value: str) -> bool:
+    # `[`: what `mask` leaves (`[redacted ...]`) must not be flagged again.
+    return bool(_PLACEHOLDER.search(value)) or value.lower() in _PLACEHOLDER_WORDS or value[:1] in ":@%["
+
+
 def _aws_secret(m: re.Match[str]) -> bool:
     value = m.group("value")
     # Base64 of random bytes mixes cases and digits; a 40-hex git hash has no capitals.
@@ -57,7 +78,7 @@ def _aws_secret(m: re.Match[str]) -> bool:
 
 # Words of a name (split at _ . - and case changes) that make it a secret's name. Whole words only:
 # `author`, `tokenizer` and `passenger` are not.
-_SECRET_WORDS = {"password", "passwd", "pwd", "pass", "passphrase", "secret", "secrets", "token", "tokens",
+_SECRET_WORDS = {"password", "passwd", "pwd", "pw", "pass", "passphrase", "secret", "secrets", "token", "tokens",
                  "credential", "credentials", "apikey", "auth", "authkey", "pat"}
 _SECRET_PAIRS = {("api", "key"), ("access", "key"), ("private", "key"), ("secret", "key"), ("account", "key"),
                  ("signing", "key"), ("master", "key"), ("encryption", "key")}
@@ -67,20 +88,68 @@ def _name_words(name: str) -> list[str]:
     return [w.lower() for w in re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+", name)]
 
 
+# Run-together names: PGPASSWORD, MYSQLPWD, GHTOKEN.
+_SECRET_ENDINGS = ("password", "passwd", "passphrase", "secret", "token", "apikey")
+_PASSWORD_WORDS = {"password", "passwd", "pwd", "pass", "passphrase", "passcode"}
+
+
 def _secret_name(name: str) -> bool:
     words = _name_words(name)
     if not words or words[-1] in _ABOUT_A_SECRET:
         return False
     pairs = zip(words, words[1:], strict=False)
-    return bool(_SECRET_WORDS.intersection(words)) or any(pair in _SECRET_PAIRS for pair in pairs)
+    return (bool(_SECRET_WORDS.intersection(words)) or any(pair in _SECRET_PAIRS for pair in pairs)
+            or any(w.endswith(_SECRET_ENDINGS) and w not in ("secretary",) for w in words))
+
+
+def _password_name(name: str) -> bool:
+    return any(w in _PASSWORD_WORDS or w.endswith(("password", "passwd")) for w in _name_words(name))
 
 
 def _assigned(m: re.Match[str]) -> bool:
-    return _secret_name(m.group("name")) and looks_random(m.group("value"))
+    name = m.group("name")
+    if not _secret_name(name):
+        return False
+    quoted = m.group("qvalue")
+    if quoted is not None:
+        # A string literal. A password is one even when a person made it up; a token or key is one
+        # when it looks random. Spaces only in a passphrase (else it is a sentence about the field).
+        if _placeholder(quoted) or len(set(quoted)) < 3:
+            return False
+        if " " in quoted:
+            return "passphrase" in name.lower() and len(quoted.split()) >= 3
+        return len(quoted) >= 6 if _password_name(name) else looks_random(quoted)
+    value = m.group("value")
+    if _REFERENCE.search(value) or _placeholder(value):
+        return False
+    # A password of letters only (PGPASSWORD=RbcOiCxcaZCGDGBL) mixes cases where an identifier would
+    # be a word or a name in code.
+    return looks_random(value) or (_password_name(name) and re.fullmatch(r"[A-Za-z]{10,}", value) is not None
+                                   and _classes(value) == 2 and entropy(value) >= 3.0)
 
 
 def _url_password(m: re.Match[str]) -> bool:
-    return not _PLACEHOLDER.search(m.group("value"))
+    value = m.group("value")
+    return not _placeholder(value) and value != m.group("user")
+
+
+def _command_password(m: re.Match[str]) -> bool:
+    value = m.group("value")
+    return not _placeholder(value) and not value.startswith("$")
+
+
+def _basic_auth(m: re.Match[str]) -> bool:
+    """Base64 of `user:password`, both printable."""
+    try:
+        user, sep, password = base64.b64decode(m.group("value"), validate=True).decode("utf-8").partition(":")
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        return False
+    return bool(sep and user and password and (user + password).isprintable() and not _placeholder(password))
+
+
+def _prose(m: re.Match[str]) -> bool:
+    value = m.group("value")
+    return not _REFERENCE.search(value) and looks_random(value)
 
 
 @dataclass(frozen=True)
@@ -93,21 +162,38 @@ class _Rule:
     # reindex scans every file (43 regexes were half of a full reindex).
     needles: tuple[str, ...] = ()
     folded: bool = False
+    # A match holds no whitespace and is at least this long: the text must have such a run (rules
+    # without needles: a 40-character AWS secret, a Discord token).
+    min_run: int = 0
+    # Where matches can start, found in the lower-cased text: every match starts at a hit of `anchor`
+    # (with `back`: at the start of the name, [\w.-]+, that holds the hit). The pattern is then tried
+    # at those places only, not at every position of the text.
+    anchor: re.Pattern[str] | None = None
+    back: bool = False
 
-    def may_match(self, text: str, lower: Callable[[], str]) -> bool:
+    def may_match(self, text: str, lower: Callable[[], str], longest: Callable[[], int] | None = None) -> bool:
+        if self.min_run and (longest() if longest else _longest_run(text)) < self.min_run:
+            return False
         if not self.needles:
             return True
         hay = lower() if self.folded else text
-        # A loop, not any(): it runs 43 times a file on a reindex, and a generator costs 10 us of 85.
+        # A loop, not any(): it runs 50 times a file on a reindex, and a generator costs 10 us of 85.
         for needle in self.needles:  # noqa: SIM110
             if needle in hay:
                 return True
         return False
 
 
+def _longest_run(text: str) -> int:
+    """The length of the longest run of text without whitespace."""
+    return max(map(len, text.split()), default=0)
+
+
 def _rule(kind: str, pattern: str, valid: Callable[[re.Match[str]], bool] | None = None,
-          needles: tuple[str, ...] = (), folded: bool = False) -> _Rule:
-    return _Rule(kind, re.compile(pattern), valid, needles, folded)
+          needles: tuple[str, ...] = (), folded: bool = False, min_run: int = 0, anchor: str | None = None,
+          back: bool = False) -> _Rule:
+    return _Rule(kind, re.compile(pattern), valid, needles, folded, min_run,
+                 re.compile(anchor) if anchor else None, back)
 
 
 _B64 = r"A-Za-z0-9/+"
@@ -118,7 +204,8 @@ _RULES: list[_Rule] = [
     # cloud providers
     _rule("AWS access key id", _S + r"(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|ABIA|ACCA)[0-9A-Z]{16}\b",
           needles=("AKIA", "ASIA", "AGPA", "AIDA", "AROA", "ANPA", "ANVA", "ABIA", "ACCA")),
-    _rule("AWS secret access key", rf"(?<![{_B64}])(?P<value>[{_B64}]{{40}})(?![{_B64}=])", _aws_secret),
+    _rule("AWS secret access key", rf"(?<![{_B64}])(?P<value>[{_B64}]{{40}})(?![{_B64}=])", _aws_secret,
+          min_run=40),
     _rule("Google API key", _S + r"AIza[0-9A-Za-z_-]{35}", needles=("AIza",)),
     _rule("Google OAuth client secret", _S + r"GOCSPX-[A-Za-z0-9_-]{28}", needles=("GOCSPX-",)),
     _rule("Google OAuth access token", _S + r"ya29\.[A-Za-z0-9_-]{30,}", needles=("ya29.",)),
@@ -155,7 +242,7 @@ _RULES: list[_Rule] = [
           needles=("xox", "xapp-")),
     _rule("Slack webhook URL", r"hooks\.slack\.com/services/T[A-Z0-9]+/B[A-Z0-9]+/[A-Za-z0-9]{16,}",
           needles=("hooks.slack.com/services/",)),
-    _rule("Discord bot token", _S + r"[MN][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,}"),
+    _rule("Discord bot token", _S + r"[MN][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,}", min_run=59),
     _rule("Telegram bot token", _S + r"\d{8,10}:AA[A-Za-z0-9_-]{33}\b", needles=(":AA",)),
     _rule("Twilio API key", _S + r"SK[0-9a-f]{32}\b", needles=("SK",)),
     _rule("SendGrid API key", _S + r"SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}", needles=("SG.",)),
@@ -168,15 +255,51 @@ _RULES: list[_Rule] = [
           needles=("-----BEGIN ", "PuTTY-User-Key-File-")),
     _rule("age secret key", _S + r"AGE-SECRET-KEY-1[0-9A-Z]{58}", needles=("AGE-SECRET-KEY-1",)),
     _rule("JSON web token", _S + r"eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}", needles=("eyJ",)),
+    # `redis://:pw@host` has no user name.
     _rule("password in a URL",
-          r"(?i)(?<![a-z0-9+.-])[a-z][a-z0-9+.-]{0,30}://[^\s:/@]{1,200}:(?P<value>[^\s/@]{1,200})@[^\s/]",
+          r"(?i)(?<![a-z0-9+.-])[a-z][a-z0-9+.-]{0,30}://(?P<user>[^\s:/@]{0,200}):(?P<value>[^\s/@]{1,200})@[^\s/]",
           _url_password, needles=("://",)),
-    _rule("bearer token", r"(?i)\bbearer\s+[A-Za-z0-9._~+/=-]{20,}", needles=("bearer",), folded=True),
+    _rule("Discord webhook URL", r"discord(?:app)?\.com/api/webhooks/\d{17,20}/(?P<value>[A-Za-z0-9_-]{60,})",
+          needles=("/api/webhooks/",)),
+    _rule("Mailchimp API key", r"(?<![0-9a-f])[0-9a-f]{32}-us\d{1,2}\b", needles=("-us",)),
+    # The client secrets Entra ID (Azure AD) issues: three characters, a digit, `Q~`, 31 to 34 more.
+    _rule("Azure AD client secret", r"(?<![A-Za-z0-9_~.-])[A-Za-z0-9_~.-]{3}\dQ~[A-Za-z0-9_~.-]{31,34}(?![A-Za-z0-9_~.-])",
+          needles=("Q~",)),
+    _rule("bearer token", r"(?i)\bbearer\s+(?P<value>[A-Za-z0-9._~+/=-]{20,})", needles=("bearer",), folded=True),
+    _rule("basic auth credentials", r"(?i)\bbasic\s+(?P<value>[A-Za-z0-9+/]{6,}={0,2})(?![A-Za-z0-9+/=])",
+          _basic_auth, needles=("basic",), folded=True),
+    # curl -u user:pw, mysql -pPW: a password typed on a command line.
+    _rule("password on a command line",
+          r"\bcurl\b[^\n]{0,300}?\s(?:-u|--user)(?:[ \t]+|=)?[\"']?(?P<user>[^\s:\"']{1,100}):(?P<value>[^\s\"']{1,200})"
+          r"|\bmysql(?:dump|admin|sh|import|check)?\b[^\n]{0,300}?\s(?:-p|--password=)(?P<value2>[^\s\"'-][^\s\"']{0,200})"
+          r"|\bdocker\s+login\b[^\n]{0,300}?\s(?:-p|--password)(?:[ \t]+|=)(?P<value3>[^\s\"'-][^\s\"']{0,200})",
+          lambda m: _command_password(_Value(m)), needles=("curl", "mysql", "docker"), folded=True,
+          anchor=r"curl|mysql|docker"),
     _rule("credential assigned to a name",
-          r"(?<![\w.-])(?P<name>[\w.-]{1,80})[\"']?[ \t]*(?::=|=>|=|:)[ \t]*[\"']?(?P<value>[^\s\"'`,;)]{8,})",
+          r"(?<![\w.-])(?P<name>[\w.-]{1,80})[\"']?[ \t]*(?::=|=>|=|:)[ \t]*"
+          r"(?:(?P<q>[\"'`])(?P<qvalue>[^\"'`\n]{4,200})(?P=q)|[\"']?(?P<value>[^\s\"'`,;)]{8,200}))",
           # Every secret name holds one of these (see _SECRET_WORDS and _SECRET_PAIRS).
-          _assigned, needles=("pass", "pwd", "secret", "token", "credential", "auth", "pat", "key"), folded=True),
+          _assigned, needles=("pass", "pw", "secret", "token", "credential", "auth", "pat", "key"), folded=True,
+          anchor=r"pass|pw|secret|token|credential|auth|pat|key", back=True),
+    # "the staging DB password is ...": a secret's name, a few words, then is / was / : and the value.
+    _rule("credential stated in prose",
+          r"(?i)\b(?:passwords?|passphrase|passwd|secret|token|api[ _-]?key|access[ _-]key|client[ _-]secret)\b"
+          r"(?:[ \t]+[\w.-]+){0,4}?[ \t]+(?:is|was|reads|=|:)[ \t]+[\"'`]?(?P<value>[^\s\"'`,;)]{8,200})",
+          _prose, needles=("pass", "secret", "token", "key"), folded=True,
+          anchor=r"pass(?:words?|phrase|wd)|secret|token|api[ _-]?key|access[ _-]key|client[ _-]secret"),
 ]
+
+
+class _Value:
+    """A match whose value group has two names (one per alternative of the pattern)."""
+
+    def __init__(self, m: re.Match[str]) -> None:
+        self.m = m
+
+    def group(self, name: str) -> str:
+        if name != "value":
+            return self.m.group(name) or ""
+        return next(v for v in (self.m.group("value"), self.m.group("value2"), self.m.group("value3"), "") if v is not None)
 
 
 @dataclass(frozen=True)
@@ -187,15 +310,109 @@ class Finding:
     line: int
 
 
+# One character eight times running: `sk_live_xxxxxxxxxxxx`, `ghp_000000...`, a placeholder in a vendor's
+# shape. Random values of these lengths practically never hold such a run.
+_FILLER = re.compile(r"([^-])\1{7}")
+
+
+_NAME_CHAR = re.compile(r"[\w.-]")
+
+
+def _starts(rule: _Rule, text: str, lower: Callable[[], str]) -> Iterator[int]:
+    """The positions where a match of an anchored rule may start, in order."""
+    assert rule.anchor is not None
+    last = -1
+    for hit in rule.anchor.finditer(lower()):
+        start = hit.start()
+        if rule.back:
+            floor = max(0, start - 81)  # a name is at most 80 characters
+            while start > floor and _NAME_CHAR.match(text, start - 1):
+                start -= 1
+        if start > last:
+            last = start
+            yield start
+
+
+def _matches(rule: _Rule, text: str, lower: Callable[[], str] | None = None) -> Iterator[re.Match[str]]:
+    """The valid matches of `rule` in `text`. After a match the value does not make a credential of,
+    the search goes on from where the value starts: in `Note: DB_PASSWORD=...` the first match is the
+    name `Note` with the value `DB_PASSWORD=...`, and the real assignment starts inside that value.
+    An anchored rule is tried only where its anchor says a match may start."""
+    lower = lower or functools.cache(text.lower)
+    if rule.anchor is not None and len(lower()) == len(text):  # lower() keeps positions (not with "İ")
+        end = 0
+        for start in _starts(rule, text, lower):
+            if start < end:
+                continue
+            m = rule.pattern.match(text, start)
+            if m is not None and (rule.valid is None or rule.valid(m)) and not _FILLER.search(text, *_span(rule, m, text)):
+                yield m
+                end = m.end()
+        return
+    pos = 0
+    while (m := rule.pattern.search(text, pos)) is not None:
+        if (rule.valid is None or rule.valid(m)) and not _FILLER.search(text, *_span(rule, m, text)):
+            yield m
+            pos = max(m.end(), pos + 1)
+            continue
+        start = next((m.start(g) for g in ("value", "qvalue", "value2", "value3") if g in rule.pattern.groupindex
+                      and m.start(g) > m.start()), -1)
+        pos = start if start > pos else max(m.start() + 1, pos + 1)
+
+
 def scan(text: str) -> list[Finding]:
     """Every credential-looking match in `text`: its kind and 1-based line, at most one per kind."""
     found: dict[str, Finding] = {}
     lower = functools.cache(text.lower)
+    longest = functools.cache(lambda: _longest_run(text))
     for rule in _RULES:
-        if not rule.may_match(text, lower):
+        if not rule.may_match(text, lower, longest):
             continue
-        for m in rule.pattern.finditer(text):
-            if rule.valid is None or rule.valid(m):
-                found[rule.kind] = Finding(rule.kind, text.count("\n", 0, m.start()) + 1)
-                break
+        for m in _matches(rule, text, lower):
+            found[rule.kind] = Finding(rule.kind, text.count("\n", 0, m.start()) + 1)
+            break
     return sorted(found.values(), key=lambda f: f.line)
+
+
+def _slug(kind: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", kind.lower()).strip("-")
+
+
+_KEY_END = re.compile(r"-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")
+
+
+def _span(rule: _Rule, m: re.Match[str], text: str) -> tuple[int, int]:
+    """What of a match is the secret: its value group, else the whole match (a private key block up
+    to its END line, or the rest of the text when it has none)."""
+    for group in ("value", "qvalue", "value2", "value3"):
+        if group in rule.pattern.groupindex and m.group(group) is not None:
+            return m.span(group)
+    if rule.kind == "private key block" and m.group().startswith("-----BEGIN"):
+        end = _KEY_END.search(text, m.end())
+        return m.start(), end.end() if end else len(text)
+    return m.span()
+
+
+def mask(text: str) -> str:
+    """`text` with each value the scanner flags replaced by `[redacted <kind>]`, the rest unchanged.
+    For showing a file that holds a credential (recall, read, export, the digest) without the value."""
+    lower = functools.cache(text.lower)
+    longest = functools.cache(lambda: _longest_run(text))
+    spans: list[tuple[int, int, str]] = []
+    for rule in _RULES:
+        if rule.may_match(text, lower, longest):
+            spans += [(*_span(rule, m, text), _slug(rule.kind)) for m in _matches(rule, text, lower)]
+    if not spans:
+        return text
+    spans.sort()
+    out, pos = [], 0
+    for start, end, slug in spans:
+        if end <= pos:
+            continue  # inside a span already masked
+        if start < pos:  # overlaps the one masked before: its placeholder covers this too
+            pos = end
+            continue
+        out += [text[pos:start], f"[redacted {slug}]"]
+        pos = end
+    out.append(text[pos:])
+    return "".join(out)

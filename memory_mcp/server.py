@@ -4,8 +4,6 @@ Each tool returns structured content (its dataclass is the published output sche
 text rendering for the model, which reads `content`, not the structured copy.
 """
 
-import hmac
-import ipaddress
 import logging
 import threading
 from collections.abc import Callable
@@ -45,7 +43,6 @@ from .results import (
 from .scopes import ScopeConfig, Scopes
 
 if TYPE_CHECKING:
-    from starlette.types import ASGIApp, Receive, Scope, Send
 
     from .options import Progress
 
@@ -372,36 +369,6 @@ def _progress_to(ctx: Context) -> "Progress":
     return report
 
 
-def is_loopback(host: str) -> bool:
-    """Whether `host` only accepts connections from this machine."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False  # a name other than localhost may resolve to anything
-
-
-class BearerAuth:
-    """ASGI middleware: every HTTP request must carry `Authorization: Bearer <token>`, else 401."""
-
-    def __init__(self, app: "ASGIApp", token: str) -> None:
-        self.app = app
-        self.token = token.encode()
-
-    async def __call__(self, scope: "Scope", receive: "Receive", send: "Send") -> None:
-        if scope["type"] == "http":
-            header = dict(scope["headers"]).get(b"authorization", b"")
-            kind, _, given = header.partition(b" ")
-            # compare_digest: the time taken must not tell a caller how much of a guess was right
-            if kind.lower() != b"bearer" or not hmac.compare_digest(given.strip(), self.token):
-                await send({"type": "http.response.start", "status": 401,
-                            "headers": [(b"www-authenticate", b"Bearer"), (b"content-type", b"text/plain")]})
-                await send({"type": "http.response.body", "body": b"missing or wrong bearer token\n"})
-                return
-        await self.app(scope, receive, send)
-
-
 def serve(root: Path | None = None, http: bool = False, host: str = "127.0.0.1", port: int = 8765,
           token: str | None = None, user_root: Path | None = None, watch: bool | None = None) -> None:
     """Run the server over stdio (default) or streamable HTTP on `host:port/mcp`.
@@ -410,21 +377,20 @@ def serve(root: Path | None = None, http: bool = False, host: str = "127.0.0.1",
 
     Off loopback HTTP needs a bearer `token` (anyone who can reach the port could otherwise read and
     write the memories); with a token, every request must carry it, on loopback too."""
+    from .httpserve import check_http
+
     config = ScopeConfig(root, user_root)
     config.check()
-    if http and not token and not is_loopback(host):
-        raise InvalidArgument(f"serving on {host} (not loopback) needs a bearer token: set MEMORY_MCP_TOKEN "
-                              "or pass --token, and give clients the header 'Authorization: Bearer <token>'.")
+    if http:
+        check_http(host, token)  # before a store or a watcher starts
     handle = ScopesHandle(config, watch=watch)
     server = build_server(scopes=handle)
     try:
         if not http:
             server.run()
             return
-        import uvicorn
+        from .httpserve import serve_http
 
-        app = server.streamable_http_app(host=host)
-        uvicorn.run(BearerAuth(app, token) if token else app, host=host, port=port,
-                    log_level=server.settings.log_level.lower())
+        serve_http(server, host, port, token, server.settings.log_level.lower())
     finally:
         handle.close()

@@ -22,7 +22,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
+import os
 import re
+import stat
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -135,13 +138,95 @@ def read(kind: str, path: Path | None, text: str | None = None) -> Batch:
         if path is None or not path.is_dir():
             raise InvalidArgument(f"{path or 'standard input'} is not a folder; pass a Claude Code memory "
                                   "folder, such as ~/.claude/projects/<project>/memory.")
-        return read_claude_code(path)
+        return _readable(read_claude_code(path))
     if text is None:
         if path is None or not path.is_file():
             raise InvalidArgument(f"{path} is not a file; pass the file to import (or - for standard input).")
         text = decode_source(path.read_bytes(), str(path))
     name = str(path) if path else "stdin"
-    return {"mcp-memory": read_graph, "paste": read_paste, "export": read_export}[kind](text, name)
+    return _readable({"mcp-memory": read_graph, "paste": read_paste, "export": read_export}[kind](text, name))
+
+
+def _readable(batch: Batch) -> Batch:
+    """The batch, or one error when nothing in the source could be read: a file that is not what the
+    kind says is one mistake, not a list of as many refusals as it has lines or records."""
+    if batch.items or not batch.unreadable:
+        return batch
+    (origin, reason), more = batch.unreadable[0], len(batch.unreadable) - 1
+    rest = f" (and {more} more entr{'y' if more == 1 else 'ies'} like it)" if more else ""
+    raise InvalidArgument(f"nothing in {batch.source} could be read as {batch.kind}: {origin}: {reason}{rest}. "
+                          "Nothing was imported.")
+
+
+# Limits on what a JSON source may hold. Python's parser turns deep nesting into RecursionError and a
+# number of more than 4,300 digits into ValueError; a memory has no use for either.
+JSON_DEPTH_MAX = 64
+JSON_DIGITS_MAX = 40
+
+
+@dataclass(frozen=True)
+class _LongNumber:
+    """Stands in for an integer too long to convert, so that only the record holding it is refused."""
+
+    digits: int
+
+    def __str__(self) -> str:
+        return f"a {self.digits:,}-digit number"
+
+
+def _int(text: str) -> int | _LongNumber:
+    return int(text) if len(text.lstrip("-")) <= JSON_DIGITS_MAX else _LongNumber(len(text.lstrip("-")))
+
+
+def _json(text: str) -> object:
+    """`json.loads` for untrusted text: InvalidArgument instead of RecursionError, long numbers kept
+    as `_LongNumber` (see `_check_json`)."""
+    try:
+        return json.loads(text, parse_int=_int)
+    except json.JSONDecodeError as e:
+        raise InvalidArgument(f"not JSON ({e.msg} at line {e.lineno} column {e.colno})") from None
+    except RecursionError:
+        raise InvalidArgument(f"JSON nested more than {JSON_DEPTH_MAX} levels deep") from None
+
+
+def _check_json(value: object) -> None:
+    """InvalidArgument if `value` (parsed by `_json`) nests too deep or holds a number too long or not
+    finite. Iterative: the value may be as deep as the parser's own limit."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > JSON_DEPTH_MAX:
+            raise InvalidArgument(f"JSON nested more than {JSON_DEPTH_MAX} levels deep")
+        if isinstance(item, _LongNumber):
+            raise InvalidArgument(f"{item} (numbers are limited to {JSON_DIGITS_MAX} digits)")
+        if isinstance(item, float) and not math.isfinite(item):
+            raise InvalidArgument(f"a number that is not finite ({item})")
+        if isinstance(item, dict):
+            stack += [(v, depth + 1) for v in item.values()]
+        elif isinstance(item, list):
+            stack += [(v, depth + 1) for v in item]
+
+
+def _show(value: object) -> str:
+    """A value from a source, short enough for a message."""
+    text = str(value) if isinstance(value, _LongNumber) else repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+# A record that a reader could not turn into a memory: what parsing untrusted data raises besides
+# our own errors (YAML's, a value of the wrong type, a number out of range, nesting too deep).
+_RECORD_ERRORS = (ParseError, InvalidArgument, yaml.YAMLError, ValueError, TypeError, OverflowError,
+                  RecursionError)
+
+
+def _reason(e: Exception) -> str:
+    if isinstance(e, ParseError | InvalidArgument):
+        return e.message
+    if isinstance(e, RecursionError):
+        return "nested too deeply"
+    if isinstance(e, yaml.YAMLError):
+        return f"broken YAML: {getattr(e, 'problem', None) or str(e).splitlines()[0]}"
+    return f"unreadable value: {str(e).splitlines()[0][:200] if str(e) else type(e).__name__}"
 
 
 def decode_source(raw: bytes, name: str) -> str:
@@ -187,22 +272,39 @@ def read_claude_code(folder: Path) -> Batch:
                                                                 p.relative_to(folder).parts))
     for p in topics:
         rel = p.relative_to(folder).as_posix()
+        if p.is_dir() and not p.is_symlink():
+            continue  # a folder named like a topic file: rglob walks into it
         if p.is_symlink():
             # As the store's own walk does: a link may lead anywhere (~/.ssh, another project), and
             # whatever it reads would be committed to git.
             batch.unreadable.append((rel, "symbolic link: not followed (links may lead out of the folder)"))
             continue
         try:
-            text = files.decode(p.read_bytes())
+            text = files.decode(_read_regular(p))
             if rel == "MEMORY.md":
                 batch.items += _memory_index_notes(text, folder)
             else:
                 batch.items.append(_claude_topic(text, rel, p))
-        except (ParseError, InvalidArgument) as e:
-            batch.unreadable.append((rel, e.message))
         except OSError as e:
             batch.unreadable.append((rel, f"cannot read: {e.strerror}"))
+        except _RECORD_ERRORS as e:
+            batch.unreadable.append((rel, _reason(e)))
     return batch
+
+
+def _read_regular(path: Path) -> bytes:
+    """The bytes of a regular file, at most one more than files.MAX_FILE_BYTES (decode refuses that).
+
+    Opened without following a link and without blocking, then checked with fstat: reading a named
+    pipe (`pipe.md`) waits for a writer forever, a device may never end, and a file swapped for either
+    after a stat would still be opened."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+    with os.fdopen(fd, "rb") as f:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            what = "a named pipe" if stat.S_ISFIFO(mode) else "a folder" if stat.S_ISDIR(mode) else "a device or socket"
+            raise InvalidArgument(f"not a regular file ({what}); not read")
+        return f.read(files.MAX_FILE_BYTES + 1)
 
 
 def _claude_topic(text: str, rel: str, path: Path) -> Incoming:
@@ -284,9 +386,10 @@ def read_graph(text: str, source: str) -> Batch:
         if not line.strip():
             continue
         try:
-            item = json.loads(line)
-        except json.JSONDecodeError as e:
-            batch.unreadable.append((f"line {n}", f"not JSON ({e.msg})"))
+            item = _json(line)
+            _check_json(item)
+        except InvalidArgument as e:
+            batch.unreadable.append((f"line {n}", e.message))
             continue
         kind = item.get("type") if isinstance(item, dict) else None
         if kind == "entity" and isinstance(item.get("name"), str) and item["name"].strip():
@@ -347,21 +450,25 @@ def export_document(memories: list[tuple[str, Memory]], exported_at: str,
 def read_export(text: str, source: str) -> Batch:
     """A memory-mcp export. Each record is re-parsed as a memory file, so it is validated like one."""
     try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise InvalidArgument(f"{source} is not JSON ({e.msg} at line {e.lineno}); pass a memory-mcp export.") from None
+        doc = _json(text)
+    except InvalidArgument as e:
+        raise InvalidArgument(f"{source} is {e.message}; pass a memory-mcp export.") from None
     if not isinstance(doc, dict) or doc.get("format") != EXPORT_FORMAT or not isinstance(doc.get("memories"), list):
         raise InvalidArgument(f"{source} is not a memory-mcp export (no \"format\": \"{EXPORT_FORMAT}\").")
-    if doc.get("version") != EXPORT_VERSION:
-        raise InvalidArgument(f"{source} is export version {doc.get('version')}; this memory-mcp reads "
+    version = doc.get("version")
+    if type(version) is not int or version != EXPORT_VERSION:
+        raise InvalidArgument(f"{source} is export version {_show(version)}; this memory-mcp reads "
                               f"version {EXPORT_VERSION}.")
-    batch = Batch("export", source, exported_at=_stamp(doc.get("exported_at")))
+    stamp = doc.get("exported_at")
+    batch = Batch("export", source, exported_at=_stamp(stamp) if isinstance(stamp, str) else None)
     for n, rec in enumerate(doc["memories"], 1):
-        origin = f"record {n}" + (f" ({rec.get('id')})" if isinstance(rec, dict) and rec.get("id") else "")
+        rid = rec.get("id") if isinstance(rec, dict) else None
+        origin = f"record {n}" + (f" ({rid})" if isinstance(rid, str) and rid else "")
         try:
+            _check_json(rec)
             batch.items.append(_record(rec, n))
-        except (ParseError, InvalidArgument) as e:
-            batch.unreadable.append((origin, e.message))
+        except _RECORD_ERRORS as e:
+            batch.unreadable.append((origin, _reason(e)))
     return batch
 
 

@@ -15,7 +15,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 pytestmark = pytest.mark.anyio
 
-TOKEN = "s3cret-token-for-the-test"
+TOKEN = "s3cret-token-for-the-test-at-least-32-chars"  # the server refuses shorter ones
 INIT = (b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18",'
         b'"capabilities":{},"clientInfo":{"name":"t","version":"0"}}}')
 

@@ -75,6 +75,15 @@ POSITIVES: list[tuple[str, str, str]] = [
     ("credential assigned to a name", "COHERE_API_KEY = '{}'", "qW3eR5tY7uI9oP1aS3dF5gH7jK9lZ1xC3vB5nM7"),
     ("credential assigned to a name", '{{"accessToken": "{}"}}', "Hq7Zk2Vx9Nm4Lb8Rp3Wt6C"),
     ("credential assigned to a name", "db.password => '{}'", "4fQ9zK2mX7pL1vR8"),
+    # Kinds added with the generated corpus (test_secrets_corpus.py), one sample each here.
+    ("Discord webhook URL", "notify https://discord.com/api/webhooks/{}",
+     j("1234567890123456789/", "Zq8Rk2Vx9Nm4Lb7Pw3Tc6Yf1Hd5Js0Ga8Pe2Uo7Ii4Ww9Kz3Mv6Bn1Xc5Lq8Rt7Yu0Io3")),
+    ("Mailchimp API key", "mailchimp: {}", j("9f8e7d6c5b4a3928", "1706f5e4d3c2b1a0-us14")),
+    ("Azure AD client secret", "the app registration's client secret is {}",
+     j("Xk2", "8Q~", "Zq8Rk2Vx9Nm4Lb7Pw3Tc6Yf1Hd5Js0Ga8P")),
+    ("basic auth credentials", "curl -H 'Authorization: Basic {}'", j("YWRtaW46", "WnE4Ums yVng5Tm0=").replace(" ", "")),
+    ("password on a command line", "mysql -h db -u app {} app", j("-pZq8", "Rk2Vx9")),
+    ("credential stated in prose", "the staging DB password is {} until Friday", "Zq8Rk2Vx9Nm4"),
 ]
 
 # Text that talks about credentials, or holds long random-looking values that are not credentials.
