@@ -43,11 +43,14 @@ EVENTS = ("SessionStart", "UserPromptSubmit", "Stop", "PreToolUse")
 LOCK_WAIT_SECONDS = 1.0
 WATCHDOG_SECONDS = {"SessionStart": 20, "UserPromptSubmit": 8, "Stop": 5, "PreToolUse": 5}
 OUTPUT_CAP = 10_000  # Claude Code caps additionalContext at 10,000 characters
-PROMPT_TOKENS = int(os.environ.get("MEMORY_MCP_PROMPT_TOKENS", "300") or 300)
-# The relevance floor: a hit is injected when its score reaches FLOOR and RELATIVE x the best hit's
-# score. Tuned on tests/hook_eval.py (see docs/design-notes.md, "Prompt hook").
-FLOOR = float(os.environ.get("MEMORY_MCP_PROMPT_FLOOR", "0") or 0) or 2.0
-RELATIVE = 0.6
+PROMPT_TOKENS = int(os.environ.get("MEMORY_MCP_PROMPT_TOKENS") or os.environ.get(
+    "CLAUDE_PLUGIN_OPTION_PROMPT_TOKENS") or 300)
+# The relevance floor. Recall scores are relative (the best hit of any query scores about 1), so
+# they cannot tell a real match from the best of bad ones: "yes please go ahead" has a top hit too.
+# A hit is injected when it shares MIN_SHARED content words with the prompt (the top hit: one), and
+# scores at least RELATIVE x the best hit. Tuned on tests/hook_eval.py (docs/design-notes.md).
+MIN_SHARED = 2
+RELATIVE = 0.5
 MIN_WORDS = 3
 EXCERPT_CHARS = 160
 WORK_TOOLS = frozenset({"Edit", "MultiEdit", "Write", "NotebookEdit", "Bash"})
@@ -199,17 +202,36 @@ def is_short(prompt: str) -> bool:
     return len(re.findall(r"\w{3,}", prompt)) < MIN_WORDS
 
 
-def select(hits: list[Hit], seen: set[str], floor: float = FLOOR, relative: float = RELATIVE,
-           max_tokens: int = PROMPT_TOKENS, now: datetime | None = None) -> list[str]:
-    """The lines to inject: hits that clear the floor (absolute, and relative to the best hit),
-    not injected before, one line each, until the token cap."""
+# Function words and the words of chit-chat: sharing one of these says nothing about relevance.
+_STOP_TEXT = """
+a an the and or but if then so to of in on at by for with from as is are was were be been being it its this
+that these those i me my we our you your he she they them his her their what which who whom how when where
+why can could should would will shall may might must do does did done have has had not no yes please go ahead
+ok okay thanks thank let lets us get got make made new old one two some any all about into out up down over
+again more most very just also still there here than too much many say said like want need use used using add
+today day days good great lovely nice stop never mind fine sure hello morning"""
+STOP_WORDS = frozenset(_STOP_TEXT.split())
+
+
+def content_words(text: str) -> set[str]:
+    """Words of three or more characters that are not stop words, cut to five characters so that
+    inflections meet (invoices/invoice, deploys/deploy) without a stemmer to import."""
+    return {w[:5] for w in re.findall(r"[a-z0-9_]{3,}", text.lower()) if w not in STOP_WORDS}
+
+
+def select(hits: list[Hit], prompt: str, seen: set[str], relative: float = RELATIVE,
+           min_shared: int = MIN_SHARED, max_tokens: int = PROMPT_TOKENS, now: datetime | None = None) -> list[str]:
+    """The lines to inject: hits that clear the floor (shared content words, and a score near the
+    best hit's), not injected before, one line each, until the token cap."""
     if not hits:
         return []
     best = max(h.score for h in hits)
+    words = content_words(prompt)
     lines: list[str] = []
     spent = 0
-    for h in hits:
-        if h.score < floor or h.score < relative * best or h.id in seen:
+    for n, h in enumerate(hits):
+        shared = len(words & content_words(f"{h.title} {h.excerpt}"))
+        if h.score < relative * best or shared < (1 if n == 0 else min_shared) or h.id in seen:
             continue
         line = prompt_line(h, now)
         cost = len(line) // 4 + 1
@@ -253,7 +275,7 @@ def user_prompt_submit(payload: dict[str, Any], scopes: Scopes) -> str:
         return ""
     state = hookstate.SessionState(str(payload.get("session_id", "")))
     result = scopes.recall(None, prompt[:2000], limit=8)
-    lines = select(result.results, set(state.injected))
+    lines = select(result.results, prompt, set(state.injected))
     if not lines:
         return ""
     state.add(_ID.findall("\n".join(lines)))
