@@ -43,8 +43,7 @@ EVENTS = ("SessionStart", "UserPromptSubmit", "Stop", "PreToolUse")
 LOCK_WAIT_SECONDS = 1.0
 WATCHDOG_SECONDS = {"SessionStart": 20, "UserPromptSubmit": 8, "Stop": 5, "PreToolUse": 5}
 OUTPUT_CAP = 10_000  # Claude Code caps additionalContext at 10,000 characters
-PROMPT_TOKENS = int(os.environ.get("MEMORY_MCP_PROMPT_TOKENS") or os.environ.get(
-    "CLAUDE_PLUGIN_OPTION_PROMPT_TOKENS") or 300)
+PROMPT_TOKENS = int(os.environ.get("MEMORY_MCP_PROMPT_TOKENS") or 300)
 # The relevance floor. Recall scores are relative (the best hit of any query scores about 1), so
 # they cannot tell a real match from the best of bad ones: "yes please go ahead" has a top hit too.
 # A hit is injected when it shares MIN_SHARED content words with the prompt (the top hit: one), and
@@ -322,8 +321,7 @@ def stop(payload: dict[str, Any]) -> str:
 def auto_memory_mode() -> str:
     """`import` (default): new auto-memory notes are imported at session start; `redirect`: writes
     into the auto-memory folder are answered with a pointer to memory_remember; `off`."""
-    mode = (os.environ.get("MEMORY_MCP_AUTO_MEMORY") or os.environ.get("CLAUDE_PLUGIN_OPTION_AUTO_MEMORY")
-            or "import").strip().lower()
+    mode = (os.environ.get("MEMORY_MCP_AUTO_MEMORY") or "import").strip().lower()
     return mode if mode in ("import", "redirect", "off") else "import"
 
 
