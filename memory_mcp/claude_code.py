@@ -47,6 +47,8 @@ def write_project_config(project: Path, store: Path, user_store: Path | None = N
     if isinstance(current, dict) and Path(str(current.get("command", ""))).name != "memory-mcp":
         raise InvalidArgument(f"{path} already has a server named '{SERVER_NAME}' that runs "
                               f"{current.get('command')!r}; rename or remove it first.")
+    if current == server_entry(store, user_store):
+        return path
     servers[SERVER_NAME] = server_entry(store, user_store)
     path.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
     return path
@@ -140,10 +142,36 @@ def _register_server(job: Install) -> str:
                               "--scope project to write .mcp.json here.")
     done = subprocess.run([claude, *command[1:]], capture_output=True, text=True, cwd=job.project)
     if done.returncode != 0:
+        current = registered_entry(job)
+        if current is not None and _same_entry(current, server_entry(job.store, job.user_store)):
+            return f"'{SERVER_NAME}' is already registered in Claude Code ({job.scope} scope) with this store; " \
+                   "nothing changed"
         raise InvalidArgument(f"claude mcp add failed: {(done.stderr or done.stdout).strip()[:300]} (to replace "
-                              f"an existing '{SERVER_NAME}' server, `claude mcp remove {SERVER_NAME} --scope "
-                              f"{job.scope}` first)")
+                              f"the existing '{SERVER_NAME}' server, run `memory-mcp uninstall claude-code --scope "
+                              f"{job.scope}` or `claude mcp remove {SERVER_NAME} --scope {job.scope}` first)")
     return done.stdout.strip() or f"registered {SERVER_NAME} ({job.scope} scope) with claude mcp add"
+
+
+def registered_entry(job: Install) -> dict[str, object] | None:
+    """The `memory` server Claude Code already has in `job.scope`: user and local scopes live in
+    ~/.claude.json (top level, or under the project's path), project scope in .mcp.json."""
+    if job.scope == "project":
+        path, keys = job.project / ".mcp.json", ["mcpServers", SERVER_NAME]
+    else:
+        path = job.home / ".claude.json"
+        keys = (["mcpServers", SERVER_NAME] if job.scope == "user"
+                else ["projects", str(job.project), "mcpServers", SERVER_NAME])
+    try:
+        node: object = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    for key in keys:
+        node = node.get(key) if isinstance(node, dict) else None
+    return node if isinstance(node, dict) else None
+
+
+def _same_entry(a: dict[str, object], b: dict[str, object]) -> bool:
+    return all(a.get(k) == b.get(k) for k in ("command", "args", "env"))
 
 
 def hook_payload(digest: str) -> str:

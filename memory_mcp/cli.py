@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import claude_code, render, scopes
+from . import claude_code, installers, render, scopes
 from .errors import StoreError
 from .options import Recall
 from .progress import ProgressBar
@@ -66,14 +66,10 @@ def _parser() -> argparse.ArgumentParser:
                      help="keep an export's trust levels (restoring your own export) instead of `imported`")
     exp = sub.add_parser("export", parents=[common], help="write every memory to one portable JSON file")
     exp.add_argument("path", nargs="?", type=Path, help="file to write (default: standard output)")
-    inst = sub.add_parser("install", parents=[common], help="register the server with a client")
-    inst.add_argument("client", choices=["claude-code"])
-    inst.add_argument("--scope", choices=["local", "project", "user"], default="local",
-                      help="Claude Code's scope: local (you, this folder), project (.mcp.json, shared), user "
-                           "(you, every folder); through `claude mcp add`, or without it (project) .mcp.json")
-    inst.add_argument("--hook", action="store_true",
-                      help="also add a SessionStart hook that puts the digest in front of every session")
-    _user_store_option(inst)
+    installers.add_parsers(sub, common, _user_store_option)
+    hooks_parser = sub.add_parser("hook", parents=[common], help="a Claude Code hook: reads the hook's JSON on stdin")
+    hooks_parser.add_argument("event", help="SessionStart, UserPromptSubmit, Stop or PreToolUse")
+    _user_store_option(hooks_parser)
     return p
 
 
@@ -87,7 +83,10 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the `memory-mcp` console script."""
     args = _parser().parse_args(argv)
     command = args.command or "serve"
+    if command == "hook":  # before anything that can fail: a hook never exits non-zero
+        return installers.hook(args)
     try:
+        scopes.check_named_store(args.store, command)
         return _COMMANDS[command](args)
     except StoreError as e:
         print(f"memory-mcp: {e}", file=sys.stderr)
@@ -201,17 +200,10 @@ def _export(args: argparse.Namespace) -> int:
     return 0
 
 
-def _install(args: argparse.Namespace) -> int:
-    print(claude_code.register(claude_code.Install(
-        args.scope, _store(args).root, Path.cwd(), Path.home(), hook=args.hook,
-        user_store=scopes.configured_user_root(args.user_store))))
-    return 0
-
-
 _COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "serve": _serve, "demo": _demo, "init": _init, "digest": _digest, "status": _status, "recall": _recall,
     "reindex": _reindex, "watch": _watch, "sync": _sync, "import": _import, "export": _export,
-    "install": _install,
+    "install": installers.run, "uninstall": installers.run,
 }
 
 

@@ -21,17 +21,18 @@ LOCK_TIMEOUT_SECONDS = 60.0
 class StoreLock:
     """Re-entrant within a process (a thread lock plus a depth count), exclusive across processes."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, timeout: float = LOCK_TIMEOUT_SECONDS) -> None:
         self.path = path
+        self.timeout = timeout  # how long `hold` waits by default for another process
         self._thread_lock = threading.RLock()
         self._depth = 0
         self._fd: int | None = None
 
     @contextmanager
-    def hold(self, timeout: float = LOCK_TIMEOUT_SECONDS) -> Iterator[None]:
+    def hold(self, timeout: float | None = None) -> Iterator[None]:
         with self._thread_lock:
             if self._depth == 0:
-                self._acquire(timeout)
+                self._acquire(self.timeout if timeout is None else timeout)
             self._depth += 1
             try:
                 yield

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 from . import budget
 from .results import (
     Coverage,
@@ -26,10 +28,28 @@ def coverage(c: Coverage) -> str:
 
 
 def hit(h: Hit) -> str:
+    """One recall line: id, title, state when not active, type, trust and age, so a stale memory
+    looks stale."""
     flags = "" if h.state == "active" else f" [{h.state}]"
     flags += f" ({h.scope} scope)" if h.scope else ""
     ents = f" {{{', '.join(h.entities)}}}" if h.entities else ""
-    return f"- [{h.id}] {h.title}{flags} ({h.type}, {h.trust}){ents}\n  {h.excerpt}"
+    return f"- [{h.id}] {h.title}{flags} ({h.type}, {h.trust}, {age(h.updated)}){ents}\n  {h.excerpt}"
+
+
+def age(updated: str | None, now: datetime | None = None) -> str:
+    """How old a memory is, the way a person says it: `today`, `3d old`, `5mo old`, `2y old`."""
+    if not updated:
+        return "age unknown"
+    try:
+        then = datetime.fromisoformat(updated.replace("Z", "+00:00"))
+    except ValueError:
+        return "age unknown"
+    days = ((now or datetime.now(UTC)) - then).days
+    if days < 1:
+        return "today"
+    if days < 60:
+        return f"{days}d old"
+    return f"{days // 30}mo old" if days < 730 else f"{days // 365}y old"
 
 
 def recall(r: RecallResult) -> str:

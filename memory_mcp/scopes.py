@@ -8,7 +8,9 @@ rules about files, git and the index live in store.py alone.
 
 from __future__ import annotations
 
+import hashlib
 import os
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -27,6 +29,75 @@ if TYPE_CHECKING:  # the store (git, SQLite, YAML, stemmers) loads on the first 
 PROJECT = "project"
 USER = "user"
 USER_ROOT_ENV = "MEMORY_MCP_USER_ROOT"
+HOME_ENV = "MEMORY_MCP_HOME"
+PROJECT_FOLDER = ".memory"  # a project's own store, inside its repository, when it has one
+# Commands that may be given a store path that does not exist yet: they are how one is made.
+CREATES_NAMED = frozenset({"init", "install", "demo"})  # demo: "a guided run on a new store"
+
+
+def memory_home() -> Path:
+    """The folder the automatically chosen stores live in: $MEMORY_MCP_HOME, else ~/.memory-mcp."""
+    env = os.environ.get(HOME_ENV)
+    return (Path(env).expanduser() if env else Path.home() / ".memory-mcp").resolve()
+
+
+def git_root(folder: Path) -> Path | None:
+    """The work tree root of the git repository holding `folder`, without running git (hooks must
+    start fast). A linked worktree (`.git` is a file) maps to its main work tree, so every worktree
+    of one repository shares one project store, as Claude Code's auto memory does."""
+    folder = folder.expanduser().resolve()
+    for candidate in (folder, *folder.parents):
+        dot_git = candidate / ".git"
+        if dot_git.is_dir():
+            return candidate
+        if dot_git.is_file():
+            return _main_worktree(candidate, dot_git)
+    return None
+
+
+def _main_worktree(candidate: Path, dot_git: Path) -> Path:
+    try:
+        line = dot_git.read_text(encoding="utf-8").strip()
+        git_dir = (candidate / line.removeprefix("gitdir:").strip()).resolve()
+        common = (git_dir / (git_dir / "commondir").read_text(encoding="utf-8").strip()).resolve()
+    except (OSError, ValueError):
+        return candidate  # a submodule or an unusual layout: the folder itself is the project
+    return common.parent if common.name == ".git" else candidate
+
+
+def project_root(folder: Path) -> Path:
+    """The project a folder belongs to: its git root, else the folder itself (a folder that is not
+    a repository is still a project of its own)."""
+    return git_root(folder) or folder.expanduser().resolve()
+
+
+def project_store(folder: Path) -> Path:
+    """The store of the project holding `folder`: its `.memory/` when the project has one, else
+    `<memory home>/projects/<name>-<hash8>`, the name so a person can tell which project it is, the
+    hash of the root's path so two projects with one name do not share a store."""
+    root = project_root(folder)
+    if (root / PROJECT_FOLDER).is_dir():
+        return root / PROJECT_FOLDER
+    name = re.sub(r"[^A-Za-z0-9._-]+", "-", root.name).strip("-.") or "root"
+    digest = hashlib.sha256(str(root).encode("utf-8")).hexdigest()[:8]
+    return memory_home() / "projects" / f"{name[:40]}-{digest}"
+
+
+def project_scopes(folder: Path) -> ScopeConfig:
+    """Both stores for a session in `folder`, chosen with no flags: the project's and the user's."""
+    return ScopeConfig(project_store(folder), user_root())
+
+
+def check_named_store(store: Path | None, command: str) -> None:
+    """Refuse a store path a person named (--store, else $MEMORY_MCP_ROOT) that does not exist, for
+    every command but those that create stores: a typo must not quietly start an empty store."""
+    env = os.environ.get("MEMORY_MCP_ROOT")
+    named, by = (store, "--store") if store is not None else (Path(env) if env else None, "MEMORY_MCP_ROOT")
+    if named is None or command in CREATES_NAMED or named.expanduser().exists():
+        return
+    shown = named.expanduser().resolve()
+    raise InvalidArgument(f"no memory store at {shown} (named by {by}); create it with "
+                          f"`memory-mcp init {shown}`, or name an existing store.")
 
 
 def user_root(path: Path | None = None) -> Path:

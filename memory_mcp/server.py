@@ -49,27 +49,31 @@ if TYPE_CHECKING:
 log = logging.getLogger("memory_mcp")
 
 INSTRUCTIONS = """\
-Long-term memory shared across sessions: what the user taught earlier sessions lives here.
+Long-term memory for this user and project, shared across sessions: markdown files in git that the
+user can also edit by hand.
 
-RECALL FIRST. At the start of every task, and before answering anything about this user's
-projects, conventions, tools, past decisions or preferences, call memory_recall with a short
-query of the task's key words. Recall again when the topic changes. An empty result is not
-proof: check `coverage`.
+memory_recall searches it (a few key words or identifiers of the task). Memories recalled at the
+start of a task and again when the topic changes hold this user's conventions, tools, past
+decisions and preferences; answers about them without a recall miss what earlier sessions learned.
+An empty result is not proof of absence: `coverage` says how complete the index is. Each hit shows
+its type, age and state: an old or archived memory may be out of date.
 
-REMEMBER what will matter in a later session: a preference or correction the user states
-("always", "never", "we use"), a decision and its reason, a non-obvious fact about the project
-or environment, a gotcha that cost time. One fact per memory, a few sentences, with entities
-(the tools, services, repos it is about). Use trust="user-stated" when the user said it.
-Do not store secrets, passing chatter or what the code or git history already shows.
-With project and user scopes, a personal preference for every project goes to scope="user".
+memory_remember stores what a later session will need: a preference or correction the user states
+("always", "never", "we use"), a decision and its reason, a non-obvious fact about the project or
+environment, a gotcha that cost time (type knowledge). One fact per memory, a few sentences, with
+entities (the tools, services, repos it is about); trust="user-stated" when the user said it.
+Secrets, passing chatter and what the code or git history already shows do not belong here. With
+project and user scopes, a preference for every project belongs in scope="user".
 
-When remember returns `conflicts`, decide with memory_resolve (supersede when the new memory
-replaces the old; keep_both when both hold), asking the user when unsure. When a recalled memory
-turns out wrong or outdated, call memory_feedback(helpful=false) and memory_forget (deprecate with
-a reason) or remember the correction with supersedes=[old id]. memory_read shows a whole memory,
-its chain and history. People edit the same files by hand; the next call sees their edits.
+A remember that returns `conflicts` is settled with memory_resolve (supersede when the new memory
+replaces the old, keep_both when both hold); the user decides when it is unclear. A recalled memory
+that proved wrong gets memory_feedback(helpful=false) and memory_forget (deprecate, with a reason),
+or a new memory with supersedes=[old id]. memory_read shows a whole memory, its chain and history.
 """
 
+# Clients that defer tool definitions (Claude Code's tool search) keep these two loaded: recall
+# first and remember are the loop the memory exists for (../shared/reference/mcp-conventions.md).
+_ALWAYS_LOAD = {"anthropic/alwaysLoad": True}
 _READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 _WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
 _IDEMPOTENT_WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True,
@@ -185,7 +189,7 @@ def build_server(root: Path | None = None, user_root: Path | None = None,
 
 
 def _add_memory_tools(mcp: MCPServer, call: _Calls) -> None:
-    @mcp.tool(title="Remember", annotations=_WRITE)
+    @mcp.tool(title="Remember", annotations=_WRITE, meta=_ALWAYS_LOAD)
     async def memory_remember(
         content: Annotated[str, Field(description="The memory: a few sentences of markdown, one fact or decision")],
         title: Annotated[str | None, Field(description="Short title; derived from the content when omitted")] = None,
@@ -204,7 +208,7 @@ def _add_memory_tools(mcp: MCPServer, call: _Calls) -> None:
         r = await call(lambda s: s.store(scope).remember(opts))
         return _answer(r, render.remember(r))
 
-    @mcp.tool(title="Recall", annotations=_READ_ONLY)
+    @mcp.tool(title="Recall", annotations=_READ_ONLY, meta=_ALWAYS_LOAD)
     async def memory_recall(
         query: Annotated[str, Field(description="Key words of the task or question; any text")] = "",
         limit: Annotated[int, Field(ge=1, le=50)] = 8,

@@ -8,9 +8,11 @@ files (committing hand edits), then do its work.
 from __future__ import annotations
 
 import errno
+import hashlib
 import logging
 import shutil
 import sqlite3
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -22,7 +24,7 @@ from .errors import Busy, IndexRebuilt, InvalidStore, RepoBusy, Unwritable
 from .history import GitCommandError, HeadKeptMoving, History
 from .index import Index
 from .layout import DERIVED, INDEX_FILE, MEMORIES, TEMPLATE, default_root, index_path, is_store
-from .lock import StoreLock
+from .lock import LOCK_TIMEOUT_SECONDS, StoreLock
 from .options import Progress
 from .reconcile import reconcile
 from .results import Coverage, ReconcileReport
@@ -38,8 +40,10 @@ def init_store(root: Path) -> Path:
     root = root.expanduser().resolve()
     root.parent.mkdir(parents=True, exist_ok=True)
     # Two servers started at once on a missing store must not both create it. The store's own lock
-    # lives in .git/, which does not exist yet, so this one sits beside the folder.
-    with StoreLock(root.parent / f".{root.name}.init-lock").hold():
+    # lives in .git/, which does not exist yet; this one is in the temp folder, keyed by the path, so
+    # creating `PROJECT/.memory` leaves no stray file beside the person's code.
+    key = hashlib.sha256(str(root).encode()).hexdigest()[:16]
+    with StoreLock(Path(tempfile.gettempdir()) / f"memory-mcp-init-{key}.lock").hold():
         if root.exists() and any(root.iterdir()):
             if is_store(root):
                 return root
@@ -76,10 +80,10 @@ def open_root(root: Path | None, create: bool) -> Path:
 class Session:
     """The lock, the index and the reconcile state of one store in this process."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, lock_timeout: float = LOCK_TIMEOUT_SECONDS) -> None:
         self.root = root
         self.history = History(root)
-        self.lock = StoreLock(self.history.git_dir / "memory-mcp.lock")
+        self.lock = StoreLock(self.history.git_dir / "memory-mcp.lock", lock_timeout)
         self.dictionary = Dictionary()
         self.watcher: Watcher | None = None
         self.last: ReconcileReport | None = None  # what the latest reconcile saw

@@ -20,6 +20,7 @@ from . import access, importing, reads, upkeep, writes
 from .dictionary import Dictionary
 from .files import atomic_write
 from .index import Index
+from .lock import LOCK_TIMEOUT_SECONDS
 from .options import Feedback, Forget, Progress, Recall, Remember, Resolve, Update, build
 from .results import (
     FeedbackResult,
@@ -51,21 +52,23 @@ __all__ = ["Store", "init_store"]
 class Store:
     """One memory store: a git work tree of markdown files and its derived index."""
 
-    def __init__(self, root: Path, watch: bool | None = False) -> None:
+    def __init__(self, root: Path, watch: bool | None = False, lock_timeout: float = LOCK_TIMEOUT_SECONDS) -> None:
         self.root = root
-        self.session = Session(root)
+        self.session = Session(root, lock_timeout)
         if watch_enabled(watch):
             self.start_watching()
 
     @classmethod
-    def open(cls, root: Path | None = None, create: bool = True, watch: bool | None = False) -> Store:
+    def open(cls, root: Path | None = None, create: bool = True, watch: bool | None = False,
+             lock_timeout: float = LOCK_TIMEOUT_SECONDS) -> Store:
         """Open the store at `root` (default: $MEMORY_MCP_ROOT or ~/.memory-mcp/default).
 
         A missing folder is created from the template when `create`; a folder that is not a store
         is refused, never overwritten. `watch` keeps a file watcher (see watch.py) so each call
         reconciles only what changed (None: $MEMORY_MCP_WATCH decides, on by default); one-shot
-        commands leave it off."""
-        return cls(open_root(root, create), watch=watch)
+        commands leave it off. `lock_timeout` bounds the wait for another process holding the
+        store (a hook waits a second, not a minute)."""
+        return cls(open_root(root, create), watch=watch, lock_timeout=lock_timeout)
 
     @property
     def history(self) -> History:

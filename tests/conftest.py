@@ -105,6 +105,10 @@ async def s(store: Path):
 
 
 def server_env(store: Path, home: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
+    if not store.exists():
+        # `serve` refuses a store path a person named that does not exist (a typo must not start an
+        # empty store); the tests name new paths, so the store is made first, as `install` would.
+        init_store(store)
     env = {"MEMORY_MCP_ROOT": str(store), "HOME": str(home), "PATH": os.environ["PATH"],
            "GIT_CONFIG_NOSYSTEM": "1"}
     env.update(extra or {})

@@ -12,6 +12,8 @@ import mcp.types as types
 import pytest
 from mcp import Client, StdioServerParameters
 
+from memory_mcp.store import init_store
+
 pytestmark = pytest.mark.anyio
 EXE = Path(sys.executable).parent / "memory-mcp"
 
@@ -22,6 +24,8 @@ def anyio_backend() -> str:
 
 
 def _params(store: Path) -> StdioServerParameters:
+    if not store.exists():
+        init_store(store)  # `serve` refuses a named store that does not exist
     return StdioServerParameters(command=str(EXE), args=["serve"],
                                  env={"MEMORY_MCP_ROOT": str(store), "HOME": str(store.parent),
                                       "PATH": os.environ["PATH"]})

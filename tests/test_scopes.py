@@ -9,7 +9,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from conftest import EXE, Session, commit_count, open_server, subjects
+from conftest import EXE, Session, commit_count, make_store, open_server, subjects
 from mcp import Client, StdioServerParameters
 
 from memory_mcp.store import Store
@@ -107,7 +107,7 @@ async def test_scope_on_a_single_store_server_is_refused_clearly(tmp_path: Path)
 
 
 def test_one_folder_cannot_be_both_scopes(tmp_path: Path) -> None:
-    store = str(tmp_path / "store")
+    store = str(make_store(tmp_path / "store"))  # an existing store: a missing one is refused before this check
     done = subprocess.run([str(EXE), "serve", "--store", store, "--user-store", store], capture_output=True,
                           text=True, timeout=60, env={**os.environ, "HOME": str(tmp_path)})
     assert done.returncode == 2 and "same folder" in done.stderr

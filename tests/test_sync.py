@@ -355,6 +355,7 @@ def test_readme_steps_share_a_store_between_two_machines(tmp_path: Path) -> None
         assert done.returncode == 0, done.stderr
         return done.stdout
 
+    mm(one, "init")  # a store named with --store must exist before other commands use it
     mm(one, "import", "paste", str(Path(__file__).parent / "fixtures" / "paste.txt"))
     # The branch name matters: stores use `main`, and a bare repository's HEAD is what a clone checks out.
     subprocess.run(["git", "init", "-q", "--bare", "--initial-branch=main", str(bare)], check=True)

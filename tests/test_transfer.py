@@ -23,6 +23,8 @@ CLAUDE = FIXTURES / "claude-code-memory"
 
 
 def cli(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
+    if "--store" in args and not Path(args[args.index("--store") + 1]).exists():
+        Store.open(Path(args[args.index("--store") + 1])).close()  # a named store must exist
     return subprocess.run([EXE, *args], capture_output=True, text=True, input=stdin, timeout=120)
 
 
@@ -241,6 +243,7 @@ def test_import_shows_a_progress_bar_on_a_terminal_only(tmp_path: Path) -> None:
     lines = "\n".join(f"Queue worker {i} drains the {i}th shard of the mail queue." for i in range(150))
     (tmp_path / "notes.txt").write_text(lines + "\n")
     args = [EXE, "import", "paste", str(tmp_path / "notes.txt"), "--store", str(tmp_path / "store")]
+    Store.open(tmp_path / "store").close()  # a named store must exist
     main, tty = pty.openpty()
     try:
         done = subprocess.run(args, stdout=subprocess.PIPE, stderr=tty, text=True, timeout=120)

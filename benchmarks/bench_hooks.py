@@ -1,0 +1,76 @@
+"""The Claude Code hook commands end to end, process start included, at 1k and 10k memories.
+
+    python benchmarks/bench_hooks.py [--sizes 1000,10000] [--repeat 15]
+
+Each hook runs as Claude Code runs it: a new `memory-mcp hook EVENT` process fed the hook's JSON on
+stdin. `python -c pass` is timed in the same run as the floor of any Python hook on this machine.
+The prompt hook's target: p50 <= 250 ms at 10k memories. Prompts are the evaluation prompts of
+tests/hook_eval.py (most match nothing in a generated store: the search still runs in full)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+from hook_eval import PROMPTS  # noqa: E402
+from perf import generate_store  # noqa: E402
+
+EXE = Path(sys.executable).parent / "memory-mcp"
+
+
+def timed(argv: list[str], inputs: list[str], env: dict[str, str]) -> list[float]:
+    out = []
+    for text in inputs:
+        start = time.perf_counter()
+        subprocess.run(argv, input=text, capture_output=True, text=True, env=env, check=True)
+        out.append((time.perf_counter() - start) * 1000)
+    return out
+
+
+def row(name: str, ms: list[float]) -> str:
+    ms = sorted(ms)
+    return f"{name:<34} p50 {statistics.median(ms):7.1f} ms   p95 {ms[int(0.95 * (len(ms) - 1))]:7.1f} ms"
+
+
+def main() -> None:
+    """Print one table per store size."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--sizes", default="1000,10000")
+    ap.add_argument("--repeat", type=int, default=15)
+    args = ap.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="bench-hooks-"))
+    env = {"HOME": str(work), "PATH": "/usr/bin:/bin", "CLAUDE_PLUGIN_DATA": str(work / "data"),
+           "MEMORY_MCP_AUTO_MEMORY": "off"}
+    transcript = work / "t.jsonl"
+    transcript.write_text("\n".join(json.dumps({"type": "assistant", "message": {"content": [
+        {"type": "tool_use", "name": "Edit", "input": {}}]}}) for _ in range(200)) + "\n")
+    for n in (int(s) for s in args.sizes.split(",")):
+        root = work / f"store-{n}"
+        generate_store(root, n)
+        hook = [str(EXE), "hook"]
+        store = ["--store", str(root)]
+        # The index is built once, as the MCP server does on its first call (a hook's watchdog is shorter).
+        subprocess.run([str(EXE), "status", *store], capture_output=True, env=env, check=True)
+        prompts = [json.dumps({"session_id": f"s{i}", "cwd": str(work), "prompt": PROMPTS[i % len(PROMPTS)][0]})
+                   for i in range(args.repeat)]
+        starts = [json.dumps({"session_id": f"t{i}", "cwd": str(work), "source": "startup"})
+                  for i in range(args.repeat)]
+        stops = [json.dumps({"session_id": f"u{i}", "cwd": str(work), "transcript_path": str(transcript)})
+                 for i in range(args.repeat)]
+        print(f"\n{n} memories")
+        print(row("python -c pass", timed([sys.executable, "-c", "pass"], [""] * args.repeat, env)))
+        print(row("hook UserPromptSubmit", timed([*hook, "UserPromptSubmit", *store], prompts, env)))
+        print(row("hook SessionStart (digest)", timed([*hook, "SessionStart", *store], starts, env)))
+        print(row("hook Stop (200-call transcript)", timed([*hook, "Stop", *store], stops, env)))
+
+
+if __name__ == "__main__":
+    main()

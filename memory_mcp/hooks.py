@@ -1,0 +1,445 @@
+"""Claude Code hook commands: `memory-mcp hook EVENT` reads the hook's JSON on stdin and prints
+what the hooks reference says reaches the model, or nothing.
+
+- SessionStart (startup, resume, clear, compact): imports new Claude Code auto-memory notes, then
+  the digest as `additionalContext`. After a compaction the model lost what was injected, so the
+  digest comes back and the session's "already injected" list starts again from it.
+- UserPromptSubmit: recall on the prompt; only memories above a relevance floor and not injected
+  earlier in the session, one line each, under a token cap. Nothing for short prompts and slash
+  commands.
+- Stop: once per session, after real work (3+ edit, write or shell calls) with no memory written,
+  a factual note that memory_remember exists. Non-blocking: `additionalContext`, never `decision`.
+- PreToolUse (opt-in, MEMORY_MCP_AUTO_MEMORY=redirect): a write into the auto-memory folder is
+  answered with a pointer to memory_remember.
+
+A hook must never break or stall a session: the store lock is waited for 1 s at most, a watchdog
+ends a slow hook, and any error means no output, exit 0 and one line in the hook log.
+The module imports only the standard library at the top; the store loads when an event needs it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fnmatch
+import functools
+import json
+import os
+import re
+import signal
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from . import hookstate
+from .options import Recall
+from .render import age
+
+if TYPE_CHECKING:
+    from .results import Hit
+    from .scopes import Scopes
+
+EVENTS = ("SessionStart", "UserPromptSubmit", "Stop", "PreToolUse")
+LOCK_WAIT_SECONDS = 1.0
+WATCHDOG_SECONDS = {"SessionStart": 20, "UserPromptSubmit": 8, "Stop": 5, "PreToolUse": 5}
+OUTPUT_CAP = 10_000  # Claude Code caps additionalContext at 10,000 characters
+PROMPT_TOKENS = int(os.environ.get("MEMORY_MCP_PROMPT_TOKENS") or 300)
+# The relevance floor. Recall scores are relative (the best hit of any query scores about 1), so
+# they cannot tell a real match from the best of bad ones: "yes please go ahead" has a top hit too.
+# A hit is injected when it shares MIN_SHARED content words with the prompt (the top hit: one), and
+# scores at least RELATIVE x the best hit. Tuned on tests/hook_eval.py (docs/design-notes.md).
+MIN_SHARED = 2
+RELATIVE = 0.5
+MIN_WORDS = 3
+EXCERPT_CHARS = 160
+WORK_TOOLS = frozenset({"Edit", "MultiEdit", "Write", "NotebookEdit", "Bash"})
+STOP_NOTE = ("memory-mcp: this session edited files or ran commands and recorded no memory. Durable "
+             "decisions, preferences and gotchas found in it can be recorded with the memory_remember tool; "
+             "they are then recalled in later sessions.")
+_ID = re.compile(r"\[([0-9A-HJKMNP-TV-Z]{26})\]")
+
+
+@dataclass
+class Options:
+    """How the hook finds its stores: named ones (a settings file written by `install claude-code`),
+    else chosen from the session's folder (the plugin)."""
+
+    store: Path | None = None
+    user_store: Path | None = None
+
+
+# ------------------------------------------------------------------ entry point
+def main(event: str, options: Options | None = None, stdin: str | None = None) -> int:
+    """Run one hook: read its JSON, print its answer (or nothing). Always returns 0."""
+    options = options or Options()
+    name = _event_name(event)
+    try:
+        with _watchdog(WATCHDOG_SECONDS.get(name, 5)):
+            payload = json.loads(sys.stdin.read() if stdin is None else stdin or "{}")
+            if not isinstance(payload, dict):
+                raise ValueError("hook input is not a JSON object")
+            out = handle(name, payload, options)
+    except BaseException as e:  # noqa: BLE001 - a hook's failure must never reach the session
+        if isinstance(e, KeyboardInterrupt):
+            raise
+        hookstate.log(f"{name}: {type(e).__name__}: {e}")
+        return 0
+    if out:
+        sys.stdout.write(out + "\n")
+    return 0
+
+
+def _event_name(event: str) -> str:
+    """`session-start`, `SessionStart` and `sessionstart` all name the same event."""
+    flat = event.replace("-", "").replace("_", "").lower()
+    return next((e for e in EVENTS if e.lower() == flat), event)
+
+
+class _Timeout(Exception):
+    pass
+
+
+@contextlib.contextmanager
+def _watchdog(seconds: float) -> Iterator[None]:
+    """Raise inside a hook that runs too long, so it ends with no output before Claude Code's own
+    timeout (which would discard the output anyway, after making the person wait)."""
+    if not hasattr(signal, "setitimer") or os.environ.get("MEMORY_MCP_HOOK_NO_WATCHDOG"):
+        yield
+        return
+
+    def fire(signum: int, frame: object) -> None:
+        raise _Timeout(f"hook ran over {seconds}s")
+
+    previous = signal.signal(signal.SIGALRM, fire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def handle(event: str, payload: dict[str, Any], options: Options) -> str:
+    """The text to print for one hook event (empty: nothing)."""
+    if event == "PreToolUse":
+        return pre_tool_use(payload)
+    if event == "Stop":
+        return stop(payload)
+    scopes = open_scopes(payload, options, create=event == "SessionStart" and auto_memory_mode() == "import")
+    if scopes is None:
+        return ""
+    try:
+        if event == "SessionStart":
+            return session_start(payload, scopes)
+        if event == "UserPromptSubmit":
+            return user_prompt_submit(payload, scopes)
+        raise ValueError(f"unknown hook event {event!r}; one of {', '.join(EVENTS)}")
+    finally:
+        scopes.close()
+
+
+def _output(event: str, context: str) -> str:
+    return json.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": context[:OUTPUT_CAP]}})
+
+
+# ------------------------------------------------------------------ stores
+def session_folder(payload: dict[str, Any]) -> Path:
+    """The folder the session works in: the hook's `cwd`, else $CLAUDE_PROJECT_DIR, else ours."""
+    return Path(payload.get("cwd") or os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd())
+
+
+def open_scopes(payload: dict[str, Any], options: Options, create: bool = False) -> Scopes | None:
+    """The stores of this session that exist (a hook reads; it creates the project store only to
+    import auto memory into it). None when there is no store at all."""
+    from . import scopes
+    from .layout import is_store
+    from .store import Store
+
+    if options.store is not None:
+        pairs = [(scopes.PROJECT, options.store.expanduser().resolve())]
+        if options.user_store is not None:
+            pairs.append((scopes.USER, options.user_store.expanduser().resolve()))
+    else:
+        config = scopes.project_scopes(session_folder(payload))
+        pairs = [(scopes.PROJECT, config.project), (scopes.USER, config.user)]
+    opened: dict[str, Store] = {}
+    for name, root in pairs:
+        if root is None or not (is_store(root) or (create and name == scopes.PROJECT)):
+            continue
+        # Store calls wait up to a minute for a busy store; a hook waits a second, then gives up.
+        opened[name] = Store.open(root, lock_timeout=LOCK_WAIT_SECONDS)
+    return scopes.Scopes(opened) if opened else None
+
+
+# ------------------------------------------------------------------ SessionStart
+def session_start(payload: dict[str, Any], scopes: Scopes) -> str:
+    """Import new auto-memory notes, then return the digest as SessionStart additionalContext."""
+    from . import render
+
+    hookstate.prune()
+    imported = ""
+    if auto_memory_mode() == "import" and "project" in scopes.stores:
+        with contextlib.suppress(Exception):  # the digest matters more than the import
+            imported = import_auto_memory(scopes.stores["project"], auto_memory_folder(session_folder(payload)))
+    text = render.digest(scopes.digest(), int(os.environ.get("MEMORY_MCP_DIGEST_TOKENS", "0") or 0)
+                         or render.DIGEST_TOKENS)
+    state = hookstate.SessionState(str(payload.get("session_id", "")))
+    shown = _ID.findall(text)
+    if payload.get("source") in ("compact", "clear") or not state.injected:
+        state.reset(shown)
+    else:
+        state.add(shown)
+    state.save()
+    return _output("SessionStart", text + (f"\n\n{imported}" if imported else ""))
+
+
+# ------------------------------------------------------------------ UserPromptSubmit
+def is_short(prompt: str) -> bool:
+    """A prompt too short to search on: fewer than MIN_WORDS words of three or more letters."""
+    return len(re.findall(r"\w{3,}", prompt)) < MIN_WORDS
+
+
+# Function words and the words of chit-chat: sharing one of these says nothing about relevance.
+_STOP_TEXT = """
+a an the and or but if then so to of in on at by for with from as is are was were be been being it its this
+that these those i me my we our you your he she they them his her their what which who whom how when where
+why can could should would will shall may might must do does did done have has had not no yes please go ahead
+ok okay thanks thank let lets us get got make made new old one two some any all about into out up down over
+again more most very just also still there here than too much many say said like want need use used using add
+today day days good great lovely nice stop never mind fine sure hello morning"""
+STOP_WORDS = frozenset(_STOP_TEXT.split())
+
+
+def content_words(text: str) -> set[str]:
+    """Words of three or more characters that are not stop words, cut to five characters so that
+    inflections meet (invoices/invoice, deploys/deploy) without a stemmer to import."""
+    return {w[:5] for w in re.findall(r"[a-z0-9_]{3,}", text.lower()) if w not in STOP_WORDS}
+
+
+def select(hits: list[Hit], prompt: str, seen: set[str], relative: float = RELATIVE,
+           min_shared: int = MIN_SHARED, max_tokens: int = PROMPT_TOKENS, now: datetime | None = None) -> list[str]:
+    """The lines to inject: hits that clear the floor (shared content words, and a score near the
+    best hit's), not injected before, one line each, until the token cap."""
+    if not hits:
+        return []
+    best = max(h.score for h in hits)
+    words = content_words(prompt)
+    lines: list[str] = []
+    spent = 0
+    for n, h in enumerate(hits):
+        shared = len(words & content_words(f"{h.title} {h.excerpt}"))
+        if h.score < relative * best or shared < (1 if n == 0 else min_shared) or h.id in seen:
+            continue
+        line = prompt_line(h, now)
+        cost = len(line) // 4 + 1
+        if spent + cost > max_tokens:
+            break
+        spent += cost
+        lines.append(line)
+    return lines
+
+
+def prompt_line(h: Hit, now: datetime | None = None) -> str:
+    """`- [id] type, 3d old: Title - excerpt`; the state is named when it is not active."""
+    excerpt = " ".join(h.excerpt.split())
+    if len(excerpt) > EXCERPT_CHARS:
+        excerpt = excerpt[:EXCERPT_CHARS].rsplit(" ", 1)[0] + "..."
+    state = "" if h.state == "active" else f", {h.state}"
+    scope = f", {h.scope} scope" if h.scope else ""
+    return f"- [{h.id}] {h.type}{state}{scope}, {age(h.updated, now)}: {h.title} - {excerpt}"
+
+
+def user_prompt_submit(payload: dict[str, Any], scopes: Scopes) -> str:
+    """Recall on the prompt; the memories that clear the floor and are new to the session."""
+    prompt = str(payload.get("prompt", "")).strip()
+    if not prompt or prompt.startswith("/") or is_short(prompt):
+        return ""
+    state = hookstate.SessionState(str(payload.get("session_id", "")))
+    result = scopes.recall(None, Recall(prompt[:2000], limit=8))
+    lines = select(result.results, prompt, set(state.injected))
+    if not lines:
+        return ""
+    state.add(_ID.findall("\n".join(lines)))
+    state.save()
+    header = "Stored memories (memory-mcp) that match this prompt; memory_read with an id gives the whole text:"
+    return _output("UserPromptSubmit", "\n".join([header, *lines]))
+
+
+# ------------------------------------------------------------------ Stop
+def work_done(transcript: Path) -> tuple[int, bool]:
+    """(edit, write and shell tool calls, whether memory_remember was called) in a transcript."""
+    calls, remembered = 0, False
+    with open(transcript, encoding="utf-8", errors="replace") as f:
+        for line in f:
+            if '"tool_use"' not in line:
+                continue  # most lines are text; parsing only tool-use lines keeps a long transcript cheap
+            with contextlib.suppress(ValueError):
+                entry = json.loads(line)
+                content = (entry.get("message") or {}).get("content")
+                for block in content if isinstance(content, list) else []:
+                    if not isinstance(block, dict) or block.get("type") != "tool_use":
+                        continue
+                    name = str(block.get("name", ""))
+                    calls += name in WORK_TOOLS
+                    remembered = remembered or name.endswith("memory_remember")
+    return calls, remembered
+
+
+def stop(payload: dict[str, Any]) -> str:
+    """At most once per session, after real work with no memory written: a non-blocking note."""
+    state = hookstate.SessionState(str(payload.get("session_id", "")))
+    transcript = payload.get("transcript_path")
+    if state.stop_noted or payload.get("stop_hook_active") or not transcript:
+        return ""
+    calls, remembered = work_done(Path(str(transcript)).expanduser())
+    if calls < 3 or remembered:
+        return ""
+    state.stop_noted = True
+    state.save()
+    return _output("Stop", STOP_NOTE)
+
+
+# ------------------------------------------------------------------ Claude Code's auto memory
+def auto_memory_mode() -> str:
+    """`import` (default): new auto-memory notes are imported at session start; `redirect`: writes
+    into the auto-memory folder are answered with a pointer to memory_remember; `off`."""
+    mode = (os.environ.get("MEMORY_MCP_AUTO_MEMORY") or "import").strip().lower()
+    return mode if mode in ("import", "redirect", "off") else "import"
+
+
+def auto_memory_folder(folder: Path) -> Path:
+    """Claude Code's auto-memory folder of the project holding `folder`:
+    ~/.claude/projects/<the project root's path, every other character than letters and digits as ->/memory.
+    The git root is tried first (all worktrees of a repository share one), then the folder itself."""
+    from .scopes import project_root
+
+    base = Path(os.environ.get("CLAUDE_CONFIG_DIR") or Path.home() / ".claude") / "projects"
+    candidates = [project_root(folder), folder.expanduser().resolve()]
+    folders = [base / re.sub(r"[^A-Za-z0-9]", "-", str(c)) / "memory" for c in candidates]
+    return next((f for f in folders if f.is_dir()), folders[0])
+
+
+def import_auto_memory(store: Any, folder: Path) -> str:
+    """Import the notes of an auto-memory folder that are new or changed since the last import;
+    a changed note's new memory supersedes the one imported from its earlier text. Returns a
+    one-line account for the session (empty when nothing was new)."""
+    import hashlib
+
+    if not folder.is_dir():
+        return ""
+    ledger = hookstate.ImportLedger(store.root)
+    notes = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.glob("*.md"))
+             if p.is_file() and not p.is_symlink()}
+    changed = {name: sha for name, sha in notes.items() if ledger.notes.get(name, {}).get("sha") != sha}
+    if not changed:
+        return ""
+    report = store.import_memories("claude-code", folder)
+    superseded = 0
+    for new_id in report.imported:
+        source = str(store.read(new_id).frontmatter.get("source", ""))
+        name = source.removeprefix("claude-code memory: ")
+        if name == source or name not in notes:
+            continue  # a MEMORY.md line: a note of its own, nothing earlier to replace
+        old = ledger.notes.get(name, {}).get("id")
+        if old and old != new_id:
+            with contextlib.suppress(Exception):  # the old import may have been purged by hand
+                store.resolve(new_id, old, "supersede")
+                superseded += 1
+        ledger.notes[name] = {"sha": notes[name], "id": new_id}
+    for name, sha in changed.items():  # unchanged in meaning (a duplicate) or MEMORY.md: seen at this text
+        ledger.notes.setdefault(name, {})["sha"] = sha
+    ledger.save()
+    if not report.imported:
+        return ""
+    return (f"memory-mcp imported {len(report.imported)} new Claude Code auto-memory note(s) from {folder}"
+            + (f"; {superseded} replace their earlier import." if superseded else "."))
+
+
+def pre_tool_use(payload: dict[str, Any]) -> str:
+    """With MEMORY_MCP_AUTO_MEMORY=redirect, a write into the auto-memory folder is denied with a
+    pointer to memory_remember (the person chose that memory lives in memory-mcp)."""
+    if auto_memory_mode() != "redirect":
+        return ""
+    tool_input = payload.get("tool_input") or {}
+    target = tool_input.get("file_path") if isinstance(tool_input, dict) else None
+    if not target:
+        return ""
+    folder = auto_memory_folder(session_folder(payload)).parent.parent  # ~/.claude/projects
+    path = Path(str(target)).expanduser()
+    if not (path.resolve().is_relative_to(folder.resolve()) and "memory" in path.parts):
+        return ""
+    return json.dumps({"hookSpecificOutput": {
+        "hookEventName": "PreToolUse", "permissionDecision": "deny",
+        "permissionDecisionReason": "Long-term memory for this project is kept by the memory-mcp server: the "
+        "memory_remember tool records this note there (searched with memory_recall in every session)."}})
+
+
+# ------------------------------------------------------------------ file-aware memories (paths: globs)
+def glob_match(pattern: str, path: str) -> bool:
+    """Whether a project-relative `path` matches `pattern`: `**` crosses folders (and matches none),
+    `*` and `?` stay within one folder name, as in .gitignore and most editors."""
+    pattern, path = pattern.strip().lstrip("/"), path.lstrip("/")
+    if pattern.endswith("/"):
+        pattern += "**"
+    return re.fullmatch(_glob_regex(pattern), path) is not None
+
+
+@functools.lru_cache(maxsize=512)
+def _glob_regex(pattern: str) -> str:
+    out, i = [], 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif pattern[i] == "*":
+            out.append("[^/]*")
+            i += 1
+        elif pattern[i] == "?":
+            out.append("[^/]")
+            i += 1
+        elif pattern[i] == "[":
+            end = pattern.find("]", i + 1)
+            if end < 0:
+                out.append(re.escape("["))
+                i += 1
+            else:
+                out.append(fnmatch.translate(pattern[i:end + 1])[4:-3])  # the class as fnmatch reads it
+                i = end + 1
+        else:
+            out.append(re.escape(pattern[i]))
+            i += 1
+    return "".join(out)
+
+
+def memories_for_file(file: str, project: Path, pairs: list[tuple[str, list[str]]]) -> list[str]:
+    """The ids of the memories whose `paths` globs match `file` (absolute, or relative to `project`);
+    a file outside the project matches nothing."""
+    given = Path(file)
+    if given.is_absolute():
+        try:
+            rel = given.resolve().relative_to(project.resolve()).as_posix()
+        except ValueError:
+            return []
+    else:
+        rel = given.as_posix()
+    return [mem_id for mem_id, globs in pairs if any(glob_match(g, rel) for g in globs)]
+
+
+def pre_tool_use_paths(payload: dict[str, Any], pairs: list[tuple[str, list[str]]],
+                       state: hookstate.SessionState) -> list[str]:
+    """For the PreToolUse hook of file-aware memories: the ids to inject for the file a Read, Edit or
+    Write call names, each once per session (the `paths` field itself is not in the core yet)."""
+    tool_input = payload.get("tool_input") or {}
+    file = tool_input.get("file_path") if isinstance(tool_input, dict) else None
+    if not file:
+        return []
+    from .scopes import project_root
+
+    ids = [i for i in memories_for_file(str(file), project_root(session_folder(payload)), pairs) if not state.seen(i)]
+    state.add(ids)
+    return ids
