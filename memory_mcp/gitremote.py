@@ -65,7 +65,7 @@ class RemoteOps:
     # ------------------------------------------------------------------ commits
     def resolve_commit(self, rev: str) -> str:
         """The full sha of the commit `rev` names; GitCommandError when it names none."""
-        return self.repo.git.rev_parse("--verify", f"{rev}^{{commit}}", env=self._env)
+        return str(self.repo.git.rev_parse("--verify", f"{rev}^{{commit}}", env=self._env))
 
     def count_commits(self, spec: str) -> int:
         """How many commits `git rev-list SPEC` lists (e.g. `HEAD..origin/main`)."""
@@ -73,7 +73,8 @@ class RemoteOps:
 
     def is_ancestor(self, ancestor: str, rev: str) -> bool:
         """Whether commit `ancestor` is `rev` or one of its ancestors."""
-        return self.repo.is_ancestor(ancestor, rev)
+        # GitPython passes any revision to `git merge-base`; its annotation says Commit.
+        return self.repo.is_ancestor(ancestor, rev)  # type: ignore[arg-type]
 
     def incoming_paths(self, theirs: str) -> list[str]:
         """The paths `theirs` changed since it and HEAD parted (every path that differs when the two

@@ -287,7 +287,7 @@ class History(RemoteOps):
         """Which of the `wanted` paths (default: all memory files and dictionary.md) git sees as changed
         against HEAD, untracked included."""
         few = wanted is not None and len(wanted) <= MAX_ARGV_PATHS
-        specs = wanted if few else ["memories", "dictionary.md"]
+        specs = wanted if wanted is not None and few else ["memories", "dictionary.md"]
         out = self.repo.git.status("--porcelain", "-z", "--untracked-files=all", "--", *specs, env=self._env)
         paths: list[str] = []
         entries = iter(out.split("\0"))

@@ -158,7 +158,7 @@ def open_scopes(payload: dict[str, Any], options: Options, create: bool = False)
     from .store import Store
 
     if options.store is not None:
-        pairs = [(scopes.PROJECT, options.store.expanduser().resolve())]
+        pairs: list[tuple[str, Path | None]] = [(scopes.PROJECT, options.store.expanduser().resolve())]
         if options.user_store is not None:
             pairs.append((scopes.USER, options.user_store.expanduser().resolve()))
     else:

@@ -16,6 +16,7 @@ import os
 import re
 import time
 from pathlib import Path
+from typing import Any
 
 PRUNE_AFTER_SECONDS = 7 * 24 * 3600
 
@@ -38,7 +39,7 @@ def log(line: str) -> None:
             f.write(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} {line}\n")
 
 
-def _read(path: Path) -> dict:
+def _read(path: Path) -> dict[str, Any]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -46,7 +47,7 @@ def _read(path: Path) -> dict:
     return data if isinstance(data, dict) else {}
 
 
-def _write(path: Path, data: dict) -> None:
+def _write(path: Path, data: dict[str, Any]) -> None:
     """Write atomically: two hooks of one session may run at once (a prompt while Stop finishes)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")

@@ -144,7 +144,7 @@ def guarded_protocol(trusted: Callable[[list[tuple[bytes, bytes]]], bool], heade
 
     pending: dict[Any, None] = {}  # insertion order: the oldest first
 
-    class GuardedH11(H11Protocol):  # type: ignore[misc]
+    class GuardedH11(H11Protocol):
         _deadline: asyncio.TimerHandle | None = None
         _armed_for: object = None
         _seen: object = None
@@ -178,7 +178,7 @@ def guarded_protocol(trusted: Callable[[list[tuple[bytes, bytes]]], bool], heade
                 return
             self._seen = self.cycle
             self._disarm()
-            if not self._trusted and trusted(self.cycle.scope["headers"]):
+            if not self._trusted and trusted(list(self.cycle.scope["headers"])):
                 self._trusted = True
                 pending.pop(self, None)
 

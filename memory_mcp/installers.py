@@ -21,6 +21,7 @@ import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from . import claude_code, scopes
 from .errors import InvalidArgument
@@ -32,7 +33,7 @@ DEFAULT_SCOPE = {"claude-code": "local", "codex": "user", "gemini": "user", "cur
 NAME = claude_code.SERVER_NAME
 
 
-def add_parsers(sub: argparse._SubParsersAction, common: argparse.ArgumentParser,
+def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser,
                 user_store_option: Callable[[argparse.ArgumentParser], None]) -> None:
     """The `install` and `uninstall` subcommands."""
     for verb, text in (("install", "register the server with a client"),
@@ -82,7 +83,7 @@ def _where(args: argparse.Namespace) -> Where:
         # A project registration with no store named serves the project's store and the user's, as the plugin does.
         store, user_store = scopes.project_store(project), user_store or scopes.user_root()
     else:
-        from .store import default_root
+        from .layout import default_root
 
         store = default_root().expanduser().resolve()
     return Where(args.client, scope, project, cwd, home, store, user_store)
@@ -167,7 +168,7 @@ def write_json_servers(path: Path, entry: dict[str, object]) -> str:
     return "replaced" if current is not None else "added"
 
 
-def _read_json(path: Path) -> dict:
+def _read_json(path: Path) -> dict[str, Any]:
     if not path.exists():
         return {}
     try:

@@ -41,7 +41,8 @@ class Notify:
                stop: threading.Event | None = None) -> Events | Interrupted:
         """Wait up to `timeout_ms` (0: for ever) for events; once one came, gather more until `step_ms`
         passes without one or `debounce_ms` is up, and return them all."""
-        return self._rust.watch(debounce_ms, step_ms, timeout_ms, stop)
+        got: Events | Interrupted = self._rust.watch(debounce_ms, step_ms, timeout_ms, stop)
+        return got
 
     def close(self) -> None:
         """Stop the watch's thread; `events` raises RuntimeError afterwards."""

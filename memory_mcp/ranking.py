@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from datetime import datetime
+from typing import TypeVar
 
 from .model import parse_iso
+
+T = TypeVar("T")
 
 TRUST_WEIGHT = {"user-stated": 1.0, "agent-inferred": 0.85, "imported": 0.7}
 STATE_WEIGHT = {"active": 1.0, "archived": 0.5, "deprecated": 0.25}
@@ -44,8 +47,8 @@ def withheld(feedback: float) -> bool:
     return feedback <= WITHHOLD_AT
 
 
-def mmr(items: Sequence[object], relevance: Callable[[object], float],
-        similarity: Callable[[object, object], float], diversity: float, limit: int) -> list[object]:
+def mmr(items: Sequence[T], relevance: Callable[[T], float],
+        similarity: Callable[[T, T], float], diversity: float, limit: int) -> list[T]:
     """Maximal marginal relevance: greedily pick the item best balancing relevance and novelty.
 
     `diversity` 0 keeps relevance order; 1 picks the most dissimilar items. Relevance is scaled to
@@ -53,10 +56,10 @@ def mmr(items: Sequence[object], relevance: Callable[[object], float],
     if diversity <= 0 or len(items) <= 1:
         return list(items)[:limit]
     top = max(relevance(i) for i in items) or 1.0
-    chosen: list[object] = []
+    chosen: list[T] = []
     rest = list(items)
     while rest and len(chosen) < limit:
-        def gain(item: object) -> float:
+        def gain(item: T) -> float:
             redundancy = max((similarity(item, c) for c in chosen), default=0.0)
             return (1 - diversity) * relevance(item) / top - diversity * redundancy
         best = max(rest, key=gain)

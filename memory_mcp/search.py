@@ -53,7 +53,7 @@ def run(index: Index, opts: Recall, where: RowFilter) -> tuple[list[Hit], bool]:
     if opts.diversity > 0:
         sets = {row.rowid: conflicts.term_set(f"{row.title} {row.excerpt}") for _, row in head}
         head = ranking.mmr(head, lambda x: x[0], lambda a, b: conflicts.jaccard(sets[a[1].rowid], sets[b[1].rowid]),
-                           opts.diversity, limit)  # type: ignore[assignment]
+                           opts.diversity, limit)
     return _within_budget(head[:limit], opts.max_tokens)
 
 

@@ -133,7 +133,7 @@ def _url_password(m: re.Match[str]) -> bool:
     return not _placeholder(value) and value != m.group("user")
 
 
-def _command_password(m: re.Match[str]) -> bool:
+def _command_password(m: _Value) -> bool:
     value = m.group("value")
     return not _placeholder(value) and not value.startswith("$")
 

@@ -168,7 +168,7 @@ class _Calls:
             raise ToolError(str(Internal(f"{type(e).__name__}: {e}"))) from None
 
 
-def _answer(result: object, text: str) -> CallToolResult:
+def _answer(result: Any, text: str) -> CallToolResult:
     """The tool result: a compact text for the model, the dataclass as structured content."""
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=asdict(result))
 

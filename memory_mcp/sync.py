@@ -421,7 +421,8 @@ def _merge_text(history: History, base: str, ours: str, theirs: str, union: bool
 
 def _union(history: History, base: bytes, ours: bytes, theirs: bytes) -> bytes:
     """dictionary.md from both sides: conflicting hunks keep both sides' lines."""
-    merged = _merge_text(history, *(files.decode(x) if x else "" for x in (base, ours, theirs)), union=True)
+    texts = [files.decode(x) if x else "" for x in (base, ours, theirs)]
+    merged = _merge_text(history, texts[0], texts[1], texts[2], union=True)
     return (merged or "").encode("utf-8")
 
 

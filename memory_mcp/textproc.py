@@ -211,9 +211,9 @@ def stem_word(word: str) -> str:
     """Normalise one lower-cased, underscore-free word by its script."""
     script = script_of(word)
     if script == "latin":
-        return _EN_CACHE(_EN_IRREGULAR.get(word, word))
+        return str(_EN_CACHE(_EN_IRREGULAR.get(word, word)))
     if script == "cyrillic":
-        return _RU_CACHE(word.replace("ё", "е"))
+        return str(_RU_CACHE(word.replace("ё", "е")))
     if script == "hangul":
         return korean_stem(word)
     return word

@@ -29,6 +29,7 @@ import stat
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -309,7 +310,7 @@ def _read_regular(path: Path) -> bytes:
 
 def _claude_topic(text: str, rel: str, path: Path) -> Incoming:
     fm_text, body = files.split(text)
-    meta: dict = {}
+    meta: dict[str, Any] = {}
     if fm_text is not None:
         try:
             loaded = files._yaml_load(fm_text)
@@ -386,7 +387,7 @@ def read_graph(text: str, source: str) -> Batch:
         if not line.strip():
             continue
         try:
-            item = _json(line)
+            item: Any = _json(line)
             _check_json(item)
         except InvalidArgument as e:
             batch.unreadable.append((f"line {n}", e.message))
@@ -432,7 +433,7 @@ def _names(names: list[str]) -> list[str]:
 
 # ---------------------------------------------------------------------------------------- export
 def export_document(memories: list[tuple[str, Memory]], exported_at: str,
-                    unindexed: list[tuple[str, str]] | None = None) -> dict:
+                    unindexed: list[tuple[str, str]] | None = None) -> dict[str, Any]:
     """The portable JSON document: every frontmatter field, the body and a content hash per memory,
     and the files left out because they could not be read as memories (path, reason)."""
     records = []

@@ -159,6 +159,8 @@ class Watcher:
                 raise KeyboardInterrupt
             if got == "stop":
                 return False
+            if got == "timeout":  # not asked for (timeout 0): nothing came, wait again
+                continue
             if self._take(got, None)[1]:
                 return True
         return False
