@@ -218,3 +218,13 @@ def test_the_real_cli_lists_the_server(repo: tuple[Path, Path], tmp_path: Path, 
     out = listed.stdout + listed.stderr
     assert listed.returncode == 0, out
     assert "memory" in out and str(EXE) in out, out
+
+
+def test_user_scope_install_without_a_store_uses_the_default_store(repo: tuple[Path, Path]) -> None:
+    """Regression: with no --store and a user-scope install, the installer imported `default_root`
+    from the store facade, where it no longer lives, and crashed with ImportError."""
+    project, home = repo
+    r = run(project, home, "install", "cursor", "--scope", "user")
+    assert r.returncode == 0, r.stderr
+    config = json.loads((home / ".cursor" / "mcp.json").read_text())
+    assert str(home / ".memory-mcp" / "default") in json.dumps(config)
