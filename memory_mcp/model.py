@@ -56,7 +56,8 @@ FieldKind = Literal["id", "enum", "list", "text", "date", "number"]
 # How sync's three-way merge treats a field both sides changed (sync._merge_fields):
 #   same      compared: both sides setting it to different values is a conflict (the default)
 #   set       a set: what either side added is kept, what either side removed is dropped
-#   earliest  the earlier of the two values; latest: the later (by time, not by text)
+#   earliest  the smaller of the two values as text (UTC ISO-8601 stamps sort by time)
+#   latest    the later of the two by time (parse_iso), so hand-written offsets compare right
 #   sum       base plus both sides' changes, clamped to `bounds`
 #   identity  not merged: versions with different values are different memories
 MergeRule = Literal["same", "set", "earliest", "latest", "sum", "identity"]
