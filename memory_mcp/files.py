@@ -14,28 +14,23 @@ import json
 import os
 import re
 import tempfile
+from collections.abc import Callable
+from enum import StrEnum
 from pathlib import Path
+from typing import Any
 
 import yaml
 
 from .errors import ParseError
-from .model import (
-    PROVISIONAL_RE,
-    ULID_RE,
-    Memory,
-    MemoryType,
-    State,
-    Trust,
-    provisional_id,
-)
+from .model import FIELDS, PROVISIONAL_RE, ULID_RE, FieldKind, FieldSpec, Memory, provisional_id
 
 MAX_FILE_BYTES = 1_000_000
 MAX_FRONTMATTER_BYTES = 64_000
 
-KEY_ORDER = (
-    "id", "type", "state", "trust", "entities", "source", "created", "updated", "review_after",
-    "conflicts_with", "distinct_from", "supersedes", "superseded_by", "deprecated_reason", "feedback",
-)
+# The known keys in the order files write them (model.FIELDS); any other key is kept in `extra`.
+KEY_ORDER: tuple[str, ...] = tuple(f.name for f in FIELDS)
+# Keys whose simple values the fast reader turns into numbers, as the YAML loader would.
+_NUMBER_KEYS = frozenset(f.name for f in FIELDS if f.kind == "number")
 
 
 class _StrictLoader(yaml.SafeLoader):
@@ -43,7 +38,7 @@ class _StrictLoader(yaml.SafeLoader):
 
     def compose_node(self, parent, index):  # type: ignore[no-untyped-def]
         if self.check_event(yaml.AliasEvent):
-            event = self.peek_event()
+            event = self.peek_event()  # type: ignore[no-untyped-call]
             raise yaml.composer.ComposerError(
                 None, None, "YAML aliases (*name) are not allowed in memory files", event.start_mark
             )
@@ -85,7 +80,8 @@ _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?")
 def _plain(value: str, pattern: re.Pattern[str]) -> bool:
     """`value` is a plain scalar that YAML reads back as this very string."""
     return (pattern.fullmatch(value) is not None
-            and _StrictLoader.resolve(_StrictLoader, yaml.ScalarNode, value, (True, False)) == _STR_TAG)
+            and _StrictLoader.resolve(_StrictLoader, yaml.ScalarNode, value, (True, False))  # type: ignore[no-untyped-call, arg-type]
+            == _STR_TAG)
 
 
 def _simple_frontmatter(fm_text: str) -> dict[str, object] | None:
@@ -99,7 +95,7 @@ def _simple_frontmatter(fm_text: str) -> dict[str, object] | None:
         if m is None or m.group(1) not in KEY_ORDER:
             return None
         key, value = m.group(1), m.group(2)
-        if key == "feedback" and _NUMBER.fullmatch(value):
+        if key in _NUMBER_KEYS and _NUMBER.fullmatch(value):
             data[key] = float(value) if "." in value else int(value)
         elif value.startswith("["):
             if not value.endswith("]"):
@@ -151,7 +147,7 @@ def parse(text: str, rel_path: str) -> Memory:
     if len(fm_text.encode()) > MAX_FRONTMATTER_BYTES:
         raise ParseError(f"frontmatter over {MAX_FRONTMATTER_BYTES:,} bytes")
     try:
-        data = _simple_frontmatter(fm_text)
+        data: object = _simple_frontmatter(fm_text)
         if data is None:
             data = _yaml_load(fm_text)
     except yaml.YAMLError as e:
@@ -168,7 +164,7 @@ def parse(text: str, rel_path: str) -> Memory:
     return _from_mapping(data, body, rel_path)
 
 
-def _text(data: dict, key: str) -> str | None:
+def _text(data: dict[str, Any], key: str) -> str | None:
     value = data.get(key)
     if value is None or value == "":
         return None
@@ -177,7 +173,7 @@ def _text(data: dict, key: str) -> str | None:
     return str(value)
 
 
-def _list(data: dict, key: str) -> list[str]:
+def _list(data: dict[str, Any], key: str) -> list[str]:
     value = data.get(key)
     if value is None:
         return []
@@ -188,7 +184,7 @@ def _list(data: dict, key: str) -> list[str]:
     return [str(v) for v in value]
 
 
-def _enum(data: dict, key: str, enum: type, default: object) -> object:
+def _enum(data: dict[str, Any], key: str, enum: type[StrEnum], default: object) -> object:
     value = data.get(key)
     if value is None:
         return default
@@ -199,7 +195,38 @@ def _enum(data: dict, key: str, enum: type, default: object) -> object:
         raise ParseError(f"unknown {key} '{value}' (allowed: {allowed})") from None
 
 
-def _from_mapping(data: dict, body: str, rel_path: str) -> Memory:
+def _number(data: dict[str, Any], f: FieldSpec) -> float:
+    value = data.get(f.name, 0) or 0
+    if f.bounds is None:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ParseError(f"{f.name} must be a number, not '{value}'")
+        return float(value)
+    low, high = f.bounds
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ParseError(f"{f.name} must be a number between {low:g} and {high:g}, not '{value}'")
+    return max(low, min(high, float(value)))
+
+
+def _text_or_default(data: dict[str, Any], f: FieldSpec) -> object:
+    value = _text(data, f.name)
+    return f.default if value is None else value
+
+
+# How each kind of field is read from the frontmatter mapping (the id has its own rules, below).
+_READERS: dict[FieldKind, Callable[[dict[str, Any], FieldSpec], object]] = {
+    "enum": lambda data, f: _enum(data, f.name, f.enum, f.default),  # type: ignore[arg-type]
+    "list": lambda data, f: _list(data, f.name),
+    "text": _text_or_default,
+    "date": _text_or_default,
+    "number": _number,
+}
+# Numbers are checked before unknown keys and the other fields, as they always were, so a file with
+# several mistakes keeps reporting the same one.
+_READ_FIRST = tuple((f.name, _READERS[f.kind], f) for f in FIELDS if f.kind == "number")
+_READ_THEN = tuple((f.name, _READERS[f.kind], f) for f in FIELDS if f.kind not in ("id", "number"))
+
+
+def _from_mapping(data: dict[str, Any], body: str, rel_path: str) -> Memory:
     raw_id = data.get("id")
     provisional = raw_id is None or raw_id == ""
     if provisional:
@@ -208,33 +235,14 @@ def _from_mapping(data: dict, body: str, rel_path: str) -> Memory:
         mem_id = str(raw_id)
         if not ULID_RE.match(mem_id) or PROVISIONAL_RE.match(mem_id):
             raise ParseError(f"id '{mem_id[:40]}' is not a ULID (26 characters of Crockford base32)")
-    feedback = data.get("feedback", 0) or 0
-    if isinstance(feedback, bool) or not isinstance(feedback, (int, float)):
-        raise ParseError(f"feedback must be a number between -1 and 1, not '{feedback}'")
+    values: dict[str, object] = {name: read(data, f) for name, read, f in _READ_FIRST}
     extra = {k: v for k, v in data.items() if k not in KEY_ORDER}
     for key in extra:
         if not isinstance(key, str):
             raise ParseError(f"frontmatter key {key!r} must be text")
-    return Memory(
-        id=mem_id,
-        body=body,
-        type=_enum(data, "type", MemoryType, MemoryType.FACT),  # type: ignore[arg-type]
-        state=_enum(data, "state", State, State.ACTIVE),  # type: ignore[arg-type]
-        trust=_enum(data, "trust", Trust, Trust.AGENT_INFERRED),  # type: ignore[arg-type]
-        entities=_list(data, "entities"),
-        source=_text(data, "source") or "",
-        created=_text(data, "created"),
-        updated=_text(data, "updated"),
-        review_after=_text(data, "review_after"),
-        conflicts_with=_list(data, "conflicts_with"),
-        distinct_from=_list(data, "distinct_from"),
-        supersedes=_list(data, "supersedes"),
-        superseded_by=_text(data, "superseded_by"),
-        deprecated_reason=_text(data, "deprecated_reason"),
-        feedback=max(-1.0, min(1.0, float(feedback))),
-        extra=extra,
-        provisional=provisional,
-    )
+    for name, read, f in _READ_THEN:
+        values[name] = read(data, f)
+    return Memory(id=mem_id, body=body, extra=extra, provisional=provisional, **values)  # type: ignore[arg-type]
 
 
 _UNPRINTABLE = re.compile("[\x7f-\x9f\u2028\u2029\ud800-\udfff\ufffe\uffff]")
@@ -267,34 +275,25 @@ def _dump_extra(extra: dict[str, object]) -> str:
     return text
 
 
+# How each kind of field's value is written after `key: `.
+_WRITERS: dict[FieldKind, Callable[[Any], str]] = {
+    "id": _scalar,
+    "enum": lambda value: value.value,
+    "list": _flow_list,
+    "text": _scalar,
+    "date": _scalar,
+    "number": lambda value: repr(round(value, 2)),
+}
+_WRITE = tuple((f.name, _WRITERS[f.kind], f.always_written) for f in FIELDS)
+
+
 def serialize(mem: Memory) -> str:
     """The file text of a memory: fixed key order, empty optional keys omitted, unknown keys last."""
-    lines = [
-        f"id: {_scalar(mem.id)}",
-        f"type: {mem.type.value}",
-        f"state: {mem.state.value}",
-        f"trust: {mem.trust.value}",
-        f"entities: {_flow_list(mem.entities)}",
-    ]
-    optional: list[tuple[str, str | list[str] | None]] = [
-        ("source", mem.source or None),
-        ("created", mem.created),
-        ("updated", mem.updated),
-        ("review_after", mem.review_after),
-        ("conflicts_with", mem.conflicts_with),
-        ("distinct_from", mem.distinct_from),
-        ("supersedes", mem.supersedes),
-        ("superseded_by", mem.superseded_by),
-        ("deprecated_reason", mem.deprecated_reason),
-    ]
-    for key, value in optional:
-        if isinstance(value, list):
-            if value:
-                lines.append(f"{key}: {_flow_list(value)}")
-        elif value:
-            lines.append(f"{key}: {_scalar(value)}")
-    if mem.feedback:
-        lines.append(f"feedback: {round(mem.feedback, 2)!r}")
+    lines = []
+    for name, write, always in _WRITE:
+        value = getattr(mem, name)
+        if always or value:  # empty text, an empty list, None and 0 are left out
+            lines.append(f"{name}: {write(value)}")
     head = "\n".join(lines) + "\n"
     if mem.extra:
         head += _dump_extra(mem.extra)

@@ -11,10 +11,10 @@ import sqlite3
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
 
 from . import textproc
-from .model import Memory, body_sha, content_key
+from .model import FIELDS, FieldSpec, Memory, body_sha, content_key
 
 # --- FTS table definitions (tokenizers and bm25 column weights); bump SCHEMA_VERSION on change ---
 # The index holds textproc's terms (fts_stem), so their version is part of the schema's.
@@ -29,21 +29,13 @@ FTS_TABLES = {
 }
 # --- end of FTS table definitions ---
 
-_SCHEMA = """
+_SCHEMA_TEMPLATE = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS files (
     path TEXT PRIMARY KEY, mtime_ns INTEGER NOT NULL, size INTEGER NOT NULL, sha TEXT NOT NULL,
     error TEXT
 );
-CREATE TABLE IF NOT EXISTS memories (
-    rowid INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, path TEXT NOT NULL UNIQUE,
-    title TEXT NOT NULL, excerpt TEXT NOT NULL, type TEXT NOT NULL, state TEXT NOT NULL,
-    trust TEXT NOT NULL, entities TEXT NOT NULL, source TEXT NOT NULL, created TEXT, updated TEXT,
-    review_after TEXT, superseded_by TEXT, supersedes TEXT NOT NULL, conflicts_with TEXT NOT NULL,
-    distinct_from TEXT NOT NULL, deprecated_reason TEXT, feedback REAL NOT NULL,
-    content_key TEXT NOT NULL, body_sha TEXT NOT NULL, provisional INTEGER NOT NULL,
-    body_chars INTEGER NOT NULL
-);
+{memories_table};
 CREATE TABLE IF NOT EXISTS entities (memory_rowid INTEGER NOT NULL, entity TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS entities_by_name ON entities(entity);
 CREATE INDEX IF NOT EXISTS entities_by_row ON entities(memory_rowid);
@@ -100,17 +92,59 @@ class Row:
     body_chars: int
 
 
-_ROW_COLUMNS = ", ".join(f"m.{name}" for name in Row.__dataclass_fields__)
+# The columns of `memories` that are not frontmatter fields: what the index derives from the file.
+_DERIVED_COLUMNS = {
+    "rowid": "INTEGER PRIMARY KEY", "path": "TEXT NOT NULL UNIQUE", "title": "TEXT NOT NULL",
+    "excerpt": "TEXT NOT NULL", "content_key": "TEXT NOT NULL", "body_sha": "TEXT NOT NULL",
+    "provisional": "INTEGER NOT NULL", "body_chars": "INTEGER NOT NULL",
+}
+_INDEXED: dict[str, FieldSpec] = {f.name: f for f in FIELDS if f.indexed}
+# Row's attributes are the table's columns, in its order: each indexed frontmatter field (its SQL
+# type from its kind) and each derived column. Checked here, so a field added to Memory without its
+# Row attribute fails on import rather than on the first query.
+_COLUMNS = tuple(Row.__dataclass_fields__)
+if set(_COLUMNS) != {*_DERIVED_COLUMNS, *_INDEXED}:
+    raise TypeError(f"index.Row must have one attribute per indexed frontmatter field and derived column; "
+                    f"missing {sorted({*_DERIVED_COLUMNS, *_INDEXED} - set(_COLUMNS))}, "
+                    f"unknown {sorted(set(_COLUMNS) - {*_DERIVED_COLUMNS, *_INDEXED})}")
 
 
-def _row(r: sqlite3.Row | tuple) -> Row:
-    (rowid, id_, path, title, excerpt, type_, state, trust, entities, source, created, updated,
-     review_after, superseded_by, supersedes, conflicts_with, distinct_from, deprecated_reason,
-     feedback, content_key, body_sha, provisional, body_chars) = r
-    return Row(rowid, id_, path, title, excerpt, type_, state, trust, _json_list(entities), source,
-               created, updated, review_after, superseded_by, _json_list(supersedes),
-               _json_list(conflicts_with), _json_list(distinct_from), deprecated_reason, feedback,
-               content_key, body_sha, bool(provisional), body_chars)
+def _column_type(f: FieldSpec) -> str:
+    if f.kind == "id":
+        return "TEXT NOT NULL UNIQUE"
+    if f.kind == "number":
+        return "REAL NOT NULL"
+    # Lists are stored as JSON text ('[]' when empty); text with no default value may be NULL.
+    return "TEXT" if f.kind in ("text", "date") and f.default is None else "TEXT NOT NULL"
+
+
+_SCHEMA = _SCHEMA_TEMPLATE.format(memories_table="CREATE TABLE IF NOT EXISTS memories (\n    " + ", ".join(
+    f"{name} {_DERIVED_COLUMNS[name] if name in _DERIVED_COLUMNS else _column_type(_INDEXED[name])}"
+    for name in _COLUMNS) + "\n)")
+_ROW_COLUMNS = ", ".join(f"m.{name}" for name in _COLUMNS)
+_INSERT_COLUMNS = tuple(name for name in _COLUMNS if name != "rowid")
+_INSERT = (f"INSERT INTO memories({', '.join(_INSERT_COLUMNS)})"
+           f" VALUES ({','.join('?' * len(_INSERT_COLUMNS))})")
+# Where in a selected row the values stored as JSON lists and as 0/1 are, to turn them back.
+_LISTS_AT = tuple(i for i, name in enumerate(_COLUMNS) if name in _INDEXED and _INDEXED[name].kind == "list")
+_PROVISIONAL_AT = _COLUMNS.index("provisional")
+
+
+def _row(r: sqlite3.Row | tuple[object, ...]) -> Row:
+    values = list(r)
+    for i in _LISTS_AT:
+        values[i] = _json_list(values[i])
+    values[_PROVISIONAL_AT] = bool(values[_PROVISIONAL_AT])
+    return Row(*values)
+
+
+def _column_value(f: FieldSpec, value: object) -> object:
+    """A frontmatter value as its column holds it."""
+    if f.kind == "enum":
+        return value.value  # type: ignore[attr-defined]
+    if f.kind == "list":
+        return json.dumps(value, ensure_ascii=False)
+    return value
 
 
 def _json_list(text: str) -> list[str]:
@@ -236,16 +270,13 @@ class Index:
         for (rowid,) in old:
             self._delete_rowid(rowid)
         title, body = mem.title, mem.body
-        cur = self.conn.execute(
-            "INSERT INTO memories(id, path, title, excerpt, type, state, trust, entities, source, created,"
-            " updated, review_after, superseded_by, supersedes, conflicts_with, distinct_from,"
-            " deprecated_reason, feedback, content_key, body_sha, provisional, body_chars)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (mem.id, path, title, mem.excerpt, mem.type.value, mem.state.value, mem.trust.value,
-             json.dumps(entities, ensure_ascii=False), mem.source, mem.created, mem.updated,
-             mem.review_after, mem.superseded_by, json.dumps(mem.supersedes),
-             json.dumps(mem.conflicts_with), json.dumps(mem.distinct_from), mem.deprecated_reason,
-             mem.feedback, content_key(body), body_sha(body), int(mem.provisional), len(body)))
+        values = {name: _column_value(f, getattr(mem, name)) for name, f in _INDEXED.items()}
+        values.update(
+            # The entities as the caller normalised them (dictionary.md), not as the file spells them.
+            entities=json.dumps(entities, ensure_ascii=False),
+            path=path, title=title, excerpt=mem.excerpt, content_key=content_key(body), body_sha=body_sha(body),
+            provisional=int(mem.provisional), body_chars=len(body))
+        cur = self.conn.execute(_INSERT, tuple(values[name] for name in _INSERT_COLUMNS))
         rowid = cur.lastrowid
         if self._count is not None:
             self._count += 1
@@ -474,7 +505,10 @@ class _Transaction:
             self.conn.execute("ROLLBACK")
 
 
-def _chunks(items: list, size: int) -> Iterator[list]:
+T = TypeVar("T")
+
+
+def _chunks(items: list[T], size: int) -> Iterator[list[T]]:
     for i in range(0, len(items), size):
         yield items[i : i + size]
 

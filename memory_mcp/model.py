@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass, field
+from dataclasses import MISSING, dataclass, field, fields, replace
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import TypeVar
+from typing import Any, Literal, TypeVar
 
 from .errors import InvalidArgument, InvalidId
 
@@ -60,26 +60,99 @@ ENTITIES_MAX = 32
 SOURCE_MAX = 500
 
 
+# ---- frontmatter fields: declared once, on Memory below ----
+# How a field reads from and writes to a file (files.py), what its index column is (index.py):
+#   id     the ULID identity (read and written on its own rules: provisional ids, ULID check)
+#   enum   one value of the StrEnum its default belongs to, written bare
+#   list   a flow list of names, `[a, b]`; a bare string reads as a one-item list
+#   text   one line of text, written plain when it reads back the same, else double-quoted
+#   date   like text (kept exactly as written: no timestamp parsing), named apart for tool schemas
+#   number a number clamped to `bounds`, written rounded to 2 decimals
+FieldKind = Literal["id", "enum", "list", "text", "date", "number"]
+# How sync's three-way merge treats a field both sides changed (sync._merge_fields):
+#   same      compared: both sides setting it to different values is a conflict (the default)
+#   set       a set: what either side added is kept, what either side removed is dropped
+#   earliest  the smaller of the two values as text (UTC ISO-8601 stamps sort by time)
+#   latest    the later of the two by time (parse_iso), so hand-written offsets compare right
+#   sum       base plus both sides' changes, clamped to `bounds`
+#   identity  not merged: versions with different values are different memories
+MergeRule = Literal["same", "set", "earliest", "latest", "sum", "identity"]
+Tool = Literal["remember", "update"]
+
+
+@dataclass(frozen=True, slots=True)
+class FieldSpec:
+    """What the code needs to know about one frontmatter key. Written with `frontmatter()` on a
+    `Memory` field; `FIELDS` holds the filled-in copies (name, default and enum set)."""
+
+    kind: FieldKind
+    # Written even when empty (`entities: []`); other keys are omitted when empty, None or 0.
+    always_written: bool = False
+    # A column of the index's `memories` table (and an attribute of index.Row).
+    indexed: bool = True
+    merge: MergeRule = "same"
+    # The tools whose callers may set this field (see `settable`).
+    tools: frozenset[Tool] = frozenset()
+    # One line for people and tool schemas.
+    description: str = ""
+    # For numbers: the range a value read from a file (or merged) is clamped to.
+    bounds: tuple[float, float] | None = None
+    # Filled in from the Memory field by FIELDS: its name, default and (for enums) its enum type.
+    name: str = ""
+    default: object = None
+    enum: type[StrEnum] | None = None
+
+
+_SPEC = "memory_mcp.field"  # the key of a FieldSpec in a dataclass field's metadata
+_BOTH_TOOLS: frozenset[Tool] = frozenset({"remember", "update"})
+
+
+def frontmatter(kind: FieldKind, default: object = MISSING, *, always_written: bool = False,
+                indexed: bool = True, merge: MergeRule = "same", tools: frozenset[Tool] = frozenset(),
+                description: str = "", bounds: tuple[float, float] | None = None) -> Any:
+    """A `Memory` field that is a frontmatter key. Returns `Any`, as `dataclasses.field` does, so the
+    annotation on the left stays the field's type. A list's default is always a new empty list."""
+    meta = {_SPEC: FieldSpec(kind, always_written, indexed, merge, tools, description, bounds)}
+    if kind == "list":
+        return field(default_factory=list, metadata=meta)
+    return field(default=default, metadata=meta)
+
+
 @dataclass
 class Memory:
-    """One memory as its file holds it. `extra` keeps unknown frontmatter keys in order."""
+    """One memory as its file holds it. `extra` keeps unknown frontmatter keys in order.
 
-    id: str
-    body: str
-    type: MemoryType = MemoryType.FACT
-    state: State = State.ACTIVE
-    trust: Trust = Trust.AGENT_INFERRED
-    entities: list[str] = field(default_factory=list)
-    source: str = ""
-    created: str | None = None
-    updated: str | None = None
-    review_after: str | None = None
-    conflicts_with: list[str] = field(default_factory=list)
-    distinct_from: list[str] = field(default_factory=list)
-    supersedes: list[str] = field(default_factory=list)
-    superseded_by: str | None = None
-    deprecated_reason: str | None = None
-    feedback: float = 0.0
+    The frontmatter fields, in the order files write them, are the ones declared with
+    `frontmatter()`: that declaration drives parsing, serializing, the index and sync's merge."""
+
+    id: str = frontmatter("id", always_written=True, merge="identity",
+                          description="ULID; the identity, never the file name")
+    # The markdown after the frontmatter: not a key, so not declared. (mypy takes `frontmatter()` for a
+    # default; the id has none.)
+    body: str  # type: ignore[misc]
+    type: MemoryType = frontmatter("enum", MemoryType.FACT, always_written=True, tools=_BOTH_TOOLS,
+                                   description="What kind of memory")
+    state: State = frontmatter("enum", State.ACTIVE, always_written=True,
+                               description="active, archived or deprecated (moved by forget and resolve)")
+    trust: Trust = frontmatter("enum", Trust.AGENT_INFERRED, always_written=True, tools=_BOTH_TOOLS,
+                               description="user-stated when the user said it")
+    entities: list[str] = frontmatter("list", always_written=True, merge="set", tools=_BOTH_TOOLS,
+                                      description="Tools, services, repos it is about")
+    source: str = frontmatter("text", "", tools=_BOTH_TOOLS,
+                              description="Where it came from, e.g. 'session 2026-08-24'")
+    created: str | None = frontmatter("date", None, merge="earliest", description="When it was written (UTC)")
+    updated: str | None = frontmatter("date", None, merge="latest", description="When it last changed (UTC)")
+    review_after: str | None = frontmatter("date", None, tools=_BOTH_TOOLS, description="YYYY-MM-DD to review it")
+    conflicts_with: list[str] = frontmatter("list", merge="set",
+                                            description="Ids of memories it may contradict (open pairs)")
+    distinct_from: list[str] = frontmatter("list", merge="set",
+                                           description="Ids of memories settled as not contradicting it")
+    supersedes: list[str] = frontmatter("list", merge="set", tools=frozenset({"remember"}),
+                                        description="Ids of memories this one replaces")
+    superseded_by: str | None = frontmatter("text", None, description="Id of the memory that replaced it")
+    deprecated_reason: str | None = frontmatter("text", None, description="Why it was deprecated")
+    feedback: float = frontmatter("number", 0.0, merge="sum", bounds=(-1.0, 1.0),
+                                  description="Helpful (+) or misleading (-) votes, from -1 to 1")
     extra: dict[str, object] = field(default_factory=dict)
     # True when the file has no frontmatter id and `id` was derived from its path.
     provisional: bool = False
@@ -91,6 +164,29 @@ class Memory:
     @property
     def excerpt(self) -> str:
         return derive_excerpt(self.body)
+
+
+def _declared_fields() -> tuple[FieldSpec, ...]:
+    out: list[FieldSpec] = []
+    for f in fields(Memory):
+        spec = f.metadata.get(_SPEC)
+        if spec is None:
+            continue
+        default = None if f.default is MISSING else f.default
+        enum = type(default) if spec.kind == "enum" else None
+        if spec.kind == "enum" and not isinstance(default, StrEnum):
+            raise TypeError(f"Memory.{f.name}: an enum field needs a member of its StrEnum as its default")
+        out.append(replace(spec, name=f.name, default=default, enum=enum))
+    return tuple(out)
+
+
+# Every frontmatter field, in file order: the one list the rest of the code derives its own from.
+FIELDS: tuple[FieldSpec, ...] = _declared_fields()
+
+
+def settable(tool: Tool) -> tuple[FieldSpec, ...]:
+    """The frontmatter fields a tool's caller may set (in file order), with their descriptions."""
+    return tuple(f for f in FIELDS if tool in f.tools)
 
 
 def now_iso() -> str:

@@ -24,13 +24,14 @@ from . import files
 from .dictionary import DICTIONARY
 from .errors import ParseError, SyncFailed
 from .history import GitCommandError, History
-from .model import Memory, now_iso, parse_iso
+from .model import FIELDS, Memory, now_iso, parse_iso
 
 PUSH_ATTEMPTS = 3
 # Set-like fields: a three-way merge keeps what either side added and drops what either side removed.
-_LIST_FIELDS = ("entities", "conflicts_with", "distinct_from", "supersedes")
-# Fields that are not the memory's content: identity, bookkeeping merged by rule, parse state.
-_NOT_COMPARED = {"id", "body", "updated", "created", "feedback", "extra", "provisional", *_LIST_FIELDS}
+_LIST_FIELDS = tuple(f.name for f in FIELDS if f.merge == "set")
+# Fields that are not compared (model.FieldSpec.merge): the identity, fields merged by a rule, and
+# what is not a frontmatter field (the body is merged as text, unknown keys one by one, parse state).
+_NOT_COMPARED = {"body", "extra", "provisional", *(f.name for f in FIELDS if f.merge != "same")}
 # Ordered from the most specific cause to the least; git's own words are matched in lower case.
 _CAUSES: tuple[tuple[tuple[str, ...], str], ...] = (
     (("authentication failed", "could not read username", "could not read password", "permission denied",
@@ -384,10 +385,16 @@ def _merge_fields(history: History, base: Memory | None, ours: Memory, theirs: M
             return None
         if value is not None:
             out.extra[key] = value
-    out.created = min(filter(None, (ours.created, theirs.created)), default=None)
-    out.updated = max(filter(None, (ours.updated, theirs.updated)), key=_when, default=None)
-    start = base.feedback if base else 0.0
-    out.feedback = round(max(-1.0, min(1.0, start + (ours.feedback - start) + (theirs.feedback - start))), 2)
+    for spec in FIELDS:
+        mine, other = getattr(ours, spec.name), getattr(theirs, spec.name)
+        if spec.merge == "earliest":
+            setattr(out, spec.name, min(filter(None, (mine, other)), default=None))
+        elif spec.merge == "latest":
+            setattr(out, spec.name, max(filter(None, (mine, other)), key=_when, default=None))
+        elif spec.merge == "sum":
+            start = getattr(base, spec.name) if base else 0.0
+            low, high = spec.bounds or (float("-inf"), float("inf"))
+            setattr(out, spec.name, round(max(low, min(high, start + (mine - start) + (other - start))), 2))
     return out
 
 
