@@ -8,7 +8,7 @@ import re
 from datetime import date, datetime
 
 from .errors import InvalidArgument, SecretDetected, TooLarge
-from .model import CONTENT_MAX, ENTITIES_MAX, ENTITY_MAX, SOURCE_MAX, TITLE_MAX
+from .model import CONTENT_MAX, ENTITIES_MAX, ENTITY_MAX, SOURCE_MAX, TITLE_MAX, Tool, enum_value, settable
 from .secrets import Finding, scan
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
@@ -72,3 +72,29 @@ def check_inputs(**fields: str | list[str] | None) -> None:
 def kinds(found: list[Finding]) -> str:
     """The kinds and lines of credentials found, for an error message (never the values)."""
     return "; ".join(f"{f.kind} on line {f.line}" for f in found)
+
+
+def settable_values(opts: object, tool: Tool) -> dict[str, object]:
+    """The frontmatter values `opts` sets for the fields `tool` may set (model.settable), each
+    checked by its kind; a field `opts` leaves None is absent. Entity names are not normalised here:
+    that needs the store's dictionary."""
+    out: dict[str, object] = {}
+    for spec in settable(tool):
+        value = getattr(opts, spec.name)
+        if value is None:
+            continue
+        if spec.kind == "enum" and spec.enum is not None:
+            out[spec.name] = enum_value(spec.enum, value, spec.name)
+        elif spec.kind == "list" and spec.name == "entities":
+            out[spec.name] = check_entities(list(value))
+        elif spec.kind == "list":
+            check_inputs(**{spec.name: list(value)})
+            out[spec.name] = list(dict.fromkeys(v for v in value if v.strip()))
+        elif spec.kind == "date":
+            out[spec.name] = check_date(value, spec.name)
+        elif spec.kind == "text":
+            check_short(**{spec.name: value})
+            out[spec.name] = " ".join(str(value).split())
+        else:
+            out[spec.name] = value
+    return out

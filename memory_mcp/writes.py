@@ -15,21 +15,20 @@ from .model import (
     Decision,
     ForgetMode,
     Memory,
-    MemoryType,
     State,
-    Trust,
     check_id,
     compose_body,
     content_key,
     derive_title,
     enum_value,
     now_iso,
+    settable,
 )
 from .options import Feedback, Forget, Remember, Resolve, Update
 from .reads import superseded_by
 from .results import Conflict, FeedbackResult, ForgetResult, RememberResult, ResolveResult
 from .session import Session
-from .validate import check_date, check_entities, check_short, check_text
+from .validate import check_short, check_text, settable_values
 
 _STATE_OF = {ForgetMode.ARCHIVE: State.ARCHIVED, ForgetMode.DEPRECATE: State.DEPRECATED,
              ForgetMode.RESTORE: State.ACTIVE}
@@ -37,15 +36,13 @@ _STATE_OF = {ForgetMode.ARCHIVE: State.ARCHIVED, ForgetMode.DEPRECATE: State.DEP
 
 def remember(session: Session, opts: Remember) -> RememberResult:
     """Write a new memory (or return the existing one with the same content), run the conflict gate."""
-    check_text(opts.content, opts.title, opts.source)
-    mem_type = enum_value(MemoryType, opts.type, "type")
-    mem_trust = enum_value(Trust, opts.trust, "trust")
-    entity_list = check_entities(list(opts.entities))
-    review = check_date(opts.review_after)
+    check_text(opts.content, opts.title, None)
+    values = settable_values(opts, "remember")
+    values.pop("supersedes", None)  # linked by lifecycle.apply_supersede, once each target is checked
     targets = [check_id(t) for t in dict.fromkeys(opts.supersedes)]
     body = compose_body(opts.content, opts.title)
     with session.call() as index:
-        names, unknown = session.dictionary.normalise_all(entity_list)
+        names, unknown = session.dictionary.normalise_all(list(values.pop("entities", [])))  # type: ignore[call-overload]
         if not targets:
             dup = next((r for r in index.by_content(content_key(body)) if r.state != State.DEPRECATED), None)
             if dup:
@@ -54,9 +51,8 @@ def remember(session: Session, opts: Remember) -> RememberResult:
                                       warnings=["the same content is already remembered; nothing was written"])
         losers = [load(session, index, t) for t in targets]
         now = now_iso()
-        mem = Memory(id=str(ULID()), body=body, type=mem_type, state=State.ACTIVE, trust=mem_trust,
-                     entities=names, source=" ".join(opts.source.split()), created=now, updated=now,
-                     review_after=review)
+        mem = Memory(id=str(ULID()), body=body, state=State.ACTIVE, entities=names, created=now, updated=now,
+                     **values)  # type: ignore[arg-type]
         for loser in losers:
             lifecycle.check_supersede(mem.id, loser.mem, lambda i: superseded_by(index, i))
         found = conflicts.neighbours(index, conflicts.Subject(mem.id, mem.title, mem.excerpt, names, now, []))
@@ -81,7 +77,8 @@ def remember(session: Session, opts: Remember) -> RememberResult:
 def update(session: Session, opts: Update) -> str:
     """Change a memory's text or fields in place (state moves go through forget/resolve); returns
     the memory's id (a file without an id of its own gets a permanent one)."""
-    check_text(opts.content, opts.title, opts.source)
+    check_text(opts.content, opts.title, None)
+    settable_values(opts, "update")  # refuse a bad value before taking the lock
     with session.call() as index:
         loaded = load(session, index, opts.id)
         mem = loaded.mem
@@ -89,8 +86,8 @@ def update(session: Session, opts: Update) -> str:
         if mem.id != opts.id:
             changed.append("id")  # a hand-made file without an id got a permanent one
         if not changed:
-            raise InvalidArgument("nothing to change: pass content, title, entities, type, trust, source "
-                                  "or review_after.")
+            fields = ["content", "title", *(f.name for f in settable("update"))]
+            raise InvalidArgument(f"nothing to change: pass {', '.join(fields[:-1])} or {fields[-1]}.")
         mem.updated = now_iso()
         write(session, index, [loaded])
         session.history.commit_paths([loaded.rel], f"update: {mem.title}", [mem.id],
@@ -109,21 +106,11 @@ def _apply_update(session: Session, mem: Memory, opts: Update) -> list[str]:
     elif opts.title is not None and opts.title.strip() and opts.title.strip() != mem.title:
         mem.body = _retitle(mem.body, opts.title.strip())
         changed.append("title")
-    if opts.entities is not None:
-        mem.entities = session.dictionary.normalise_all(check_entities(list(opts.entities)))[0]
-        changed.append("entities")
-    if opts.type is not None:
-        mem.type = enum_value(MemoryType, opts.type, "type")
-        changed.append("type")
-    if opts.trust is not None:
-        mem.trust = enum_value(Trust, opts.trust, "trust")
-        changed.append("trust")
-    if opts.source is not None:
-        mem.source = " ".join(opts.source.split())
-        changed.append("source")
-    if opts.review_after is not None:
-        mem.review_after = check_date(opts.review_after)
-        changed.append("review_after")
+    for name, value in settable_values(opts, "update").items():
+        if name == "entities":
+            value = session.dictionary.normalise_all(value)[0]  # type: ignore[arg-type]
+        setattr(mem, name, value)
+        changed.append(name)
     return changed
 
 
