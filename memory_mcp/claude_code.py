@@ -9,6 +9,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from .errors import InvalidArgument
 from .scopes import ScopeConfig
@@ -39,7 +40,7 @@ def write_project_config(project: Path, store: Path, user_store: Path | None = N
     An entry of the same name that runs another program is someone else's server: it is refused,
     not replaced."""
     path = project / ".mcp.json"
-    config = _read_json_object(path)
+    config = read_json_object(path)
     servers = config.setdefault("mcpServers", {})
     if not isinstance(servers, dict):
         raise InvalidArgument(f"{path}: mcpServers is not an object; fix it first.")
@@ -54,7 +55,8 @@ def write_project_config(project: Path, store: Path, user_store: Path | None = N
     return path
 
 
-def _read_json_object(path: Path) -> dict[str, object]:
+def read_json_object(path: Path) -> dict[str, Any]:
+    """A client's JSON config file as a mapping ({} when missing); a clear error when it is not one."""
     if not path.exists():
         return {}
     try:
@@ -84,7 +86,7 @@ def write_session_hook(path: Path, command: str) -> bool:
     """Add a SessionStart hook running `command` to the settings file at `path` (kept otherwise).
 
     Returns False when an identical hook is already there."""
-    settings = _read_json_object(path)
+    settings = read_json_object(path)
     hooks = settings.setdefault("hooks", {})
     if not isinstance(hooks, dict) or not isinstance(hooks.setdefault("SessionStart", []), list):
         raise InvalidArgument(f"{path}: hooks.SessionStart is not a list; fix it first.")

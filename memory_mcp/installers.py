@@ -21,7 +21,6 @@ import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from . import claude_code, scopes
 from .errors import InvalidArgument
@@ -149,7 +148,7 @@ def _ours(entry: object) -> bool:
 def write_json_servers(path: Path, entry: dict[str, object]) -> str:
     """Set mcpServers.memory in a JSON config (Gemini CLI settings.json, Cursor mcp.json), keeping the
     rest. Returns added, same or replaced; a `memory` server of another program is refused."""
-    config = _read_json(path)
+    config = claude_code.read_json_object(path)
     servers = config.setdefault("mcpServers", {})
     if not isinstance(servers, dict):
         raise InvalidArgument(f"{path}: mcpServers is not an object; fix it first.")
@@ -166,18 +165,6 @@ def write_json_servers(path: Path, entry: dict[str, object]) -> str:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
     return "replaced" if current is not None else "added"
-
-
-def _read_json(path: Path) -> dict[str, Any]:
-    if not path.exists():
-        return {}
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except ValueError as e:
-        raise InvalidArgument(f"{path} is not valid JSON ({e}); fix or remove it first.") from None
-    if not isinstance(data, dict):
-        raise InvalidArgument(f"{path} does not hold a JSON object; fix or remove it first.")
-    return data
 
 
 _TABLE = re.compile(r"^\s*\[\s*mcp_servers\s*\.\s*(?:memory|\"memory\")\s*(?:\.[^\]]*)?\]\s*(?:#.*)?$")
@@ -249,7 +236,7 @@ def uninstall(where: Where) -> str:
 
 
 def _remove_json_server(path: Path) -> str:
-    config = _read_json(path)
+    config = claude_code.read_json_object(path)
     servers = config.get("mcpServers")
     if not isinstance(servers, dict) or NAME not in servers:
         return f"no '{NAME}' server in {path}; nothing to remove"
@@ -270,7 +257,7 @@ def remove_hooks(path: Path) -> int:
     """Take memory-mcp's hooks (digest --hook, hook EVENT) out of a settings file; the rest stays."""
     if not path.exists():
         return 0
-    settings = _read_json(path)
+    settings = claude_code.read_json_object(path)
     hooks = settings.get("hooks")
     if not isinstance(hooks, dict):
         return 0

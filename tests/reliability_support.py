@@ -9,6 +9,7 @@ import shutil
 import signal
 import sqlite3
 import subprocess
+import time
 from pathlib import Path
 
 from memory_mcp.store import Store
@@ -92,3 +93,21 @@ def rebuilt_tables(store: Path, scratch: Path) -> dict[str, list[tuple]]:
 
 def git_out(store: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(["git", "-C", str(store), *args], capture_output=True, text=True)
+
+
+def commit_waiting_in_editor(store: Path, tmp_path: Path) -> subprocess.Popen[bytes]:
+    """A person's `git commit -a` in `store`, waiting in its editor for 30 s, so it holds
+    .git/index.lock; returns once the lock is there. Stop it with kill_tree(proc.pid)."""
+    editor = tmp_path / "editor.sh"
+    editor.write_text("#!/bin/sh\nsleep 30\n")
+    editor.chmod(0o755)
+    (store / "README.md").write_text("edited\n")
+    proc = subprocess.Popen(["git", "-C", str(store), "-c", "user.name=Ada", "-c", "user.email=a@b",
+                             "-c", f"core.editor={editor}", "commit", "-a"], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 10
+    lock = store / ".git" / "index.lock"
+    while not lock.exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert lock.exists(), "git commit did not take the index lock"
+    return proc

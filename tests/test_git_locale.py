@@ -9,14 +9,13 @@ git print German."""
 from __future__ import annotations
 
 import subprocess
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 from conftest import git, make_store
-from reliability_support import kill_tree
+from reliability_support import commit_waiting_in_editor, kill_tree
 
 from memory_mcp.errors import Busy
 from memory_mcp.store import Store
@@ -60,20 +59,9 @@ def test_held_git_lock_recognised_under_german_git(tmp_path: Path, german_git: d
     ("Konnte '.../index.lock' nicht erstellen: Die Datei existiert bereits"), which the store did not
     recognise: the write failed with an internal error instead of [store_busy]."""
     store = make_store(tmp_path / "store")
-    editor = tmp_path / "editor.sh"
-    editor.write_text("#!/bin/sh\nsleep 30\n")
-    editor.chmod(0o755)
-    (store / "README.md").write_text("edited\n")
-    proc = subprocess.Popen(["git", "-C", str(store), "-c", "user.name=Ada", "-c", "user.email=a@b",
-                             "-c", f"core.editor={editor}", "commit", "-a"], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+    proc = commit_waiting_in_editor(store, tmp_path)
     core = Store.open(store)
     try:
-        deadline = time.monotonic() + 10
-        lock = store / ".git" / "index.lock"
-        while not lock.exists() and time.monotonic() < deadline:
-            time.sleep(0.02)
-        assert lock.exists()
         with pytest.raises(Busy, match="git lock is held"):
             core.remember("The wryneck nests in old woodpecker holes.")
         kill_tree(proc.pid)

@@ -13,7 +13,14 @@ from pathlib import Path
 import anyio
 import pytest
 from conftest import ToolFailed, fm_file, git, make_store, open_server
-from reliability_support import git_out, index_tables, kill_tree, rebuilt_tables, server_pids
+from reliability_support import (
+    commit_waiting_in_editor,
+    git_out,
+    index_tables,
+    kill_tree,
+    rebuilt_tables,
+    server_pids,
+)
 
 from memory_mcp.errors import Busy
 from memory_mcp.lock import StoreLock
@@ -126,20 +133,10 @@ def test_git_index_lock_of_a_live_git_process_is_left_alone(tmp_path: Path) -> N
     write meanwhile is refused as [store_busy]; its file, already written whole, is committed by the
     first call after the person's commit is done."""
     store = make_store(tmp_path / "store")
-    editor = tmp_path / "editor.sh"
-    editor.write_text("#!/bin/sh\nsleep 30\n")
-    editor.chmod(0o755)
-    (store / "README.md").write_text("edited\n")
-    proc = subprocess.Popen(["git", "-C", str(store), "-c", "user.name=Ada", "-c", "user.email=a@b",
-                             "-c", f"core.editor={editor}", "commit", "-a"], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+    proc = commit_waiting_in_editor(store, tmp_path)
+    lock = store / ".git" / "index.lock"
     core = Store.open(store)
     try:
-        deadline = time.monotonic() + 10
-        lock = store / ".git" / "index.lock"
-        while not lock.exists() and time.monotonic() < deadline:
-            time.sleep(0.02)
-        assert lock.exists()
         with pytest.raises(Busy, match="git lock is held"):
             core.remember("The wryneck nests in old woodpecker holes.")
         assert lock.exists()
