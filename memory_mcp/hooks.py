@@ -20,8 +20,6 @@ The module imports only the standard library at the top; the store loads when an
 from __future__ import annotations
 
 import contextlib
-import fnmatch
-import functools
 import json
 import os
 import re
@@ -33,7 +31,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import hookstate
+from . import globs, hookstate
 from .options import Recall
 from .render import age
 
@@ -377,59 +375,6 @@ def pre_tool_use(payload: dict[str, Any]) -> str:
 
 
 # ------------------------------------------------------------------ file-aware memories (paths: globs)
-def glob_match(pattern: str, path: str) -> bool:
-    """Whether a project-relative `path` matches `pattern`: `**` crosses folders (and matches none),
-    `*` and `?` stay within one folder name, as in .gitignore and most editors."""
-    pattern, path = pattern.strip().lstrip("/"), path.lstrip("/")
-    if pattern.endswith("/"):
-        pattern += "**"
-    return re.fullmatch(_glob_regex(pattern), path) is not None
-
-
-@functools.lru_cache(maxsize=512)
-def _glob_regex(pattern: str) -> str:
-    out, i = [], 0
-    while i < len(pattern):
-        if pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-        elif pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif pattern[i] == "*":
-            out.append("[^/]*")
-            i += 1
-        elif pattern[i] == "?":
-            out.append("[^/]")
-            i += 1
-        elif pattern[i] == "[":
-            end = pattern.find("]", i + 1)
-            if end < 0:
-                out.append(re.escape("["))
-                i += 1
-            else:
-                out.append(fnmatch.translate(pattern[i:end + 1])[4:-3])  # the class as fnmatch reads it
-                i = end + 1
-        else:
-            out.append(re.escape(pattern[i]))
-            i += 1
-    return "".join(out)
-
-
-def memories_for_file(file: str, project: Path, pairs: list[tuple[str, list[str]]]) -> list[str]:
-    """The ids of the memories whose `paths` globs match `file` (absolute, or relative to `project`);
-    a file outside the project matches nothing."""
-    given = Path(file)
-    if given.is_absolute():
-        try:
-            rel = given.resolve().relative_to(project.resolve()).as_posix()
-        except ValueError:
-            return []
-    else:
-        rel = given.as_posix()
-    return [mem_id for mem_id, globs in pairs if any(glob_match(g, rel) for g in globs)]
-
-
 def pre_tool_use_paths(payload: dict[str, Any], pairs: list[tuple[str, list[str]]],
                        state: hookstate.SessionState) -> list[str]:
     """For the PreToolUse hook of file-aware memories: the ids to inject for the file a Read, Edit or
@@ -440,6 +385,6 @@ def pre_tool_use_paths(payload: dict[str, Any], pairs: list[tuple[str, list[str]
         return []
     from .scopes import project_root
 
-    ids = [i for i in memories_for_file(str(file), project_root(session_folder(payload)), pairs) if not state.seen(i)]
+    ids = [i for i in globs.memories_for_file(str(file), project_root(session_folder(payload)), pairs) if not state.seen(i)]
     state.add(ids)
     return ids

@@ -12,7 +12,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "memory_mcp"
 LAYERS: dict[str, set[str]] = {
     # the file format and its rules; the vocabulary every layer shares; no I/O but files
     "truth": {"errors", "model", "files", "lifecycle", "dictionary", "secrets", "layout", "validate",
-              "options", "results", "budget"},
+              "options", "results", "budget", "globs"},
     # SQLite, the recall pipeline and the watcher: rebuilt from the files
     "derived": {"index", "reconcile", "textproc", "query", "ranking", "conflicts", "search", "watch", "notify"},
     # the only modules that run git
@@ -32,7 +32,7 @@ ALLOWED: dict[str, set[str]] = {
     "adapters": set(),
 }
 # Adapters see the facade and the vocabulary it speaks, nothing below it.
-FACADE = {"store", "scopes", "results", "errors", "options", "model", "layout", "budget"}
+FACADE = {"store", "scopes", "results", "errors", "options", "model", "layout", "budget", "globs"}
 # Third-party packages only the adapters may import: nothing below them knows it is served over MCP.
 ADAPTER_ONLY = {"mcp", "starlette", "uvicorn", "pydantic", "anyio"}
 

@@ -17,7 +17,7 @@ import pytest
 from conftest import EXE
 from hook_eval import CHIT_CHAT, MEMORIES, PROMPTS
 
-from memory_mcp import hooks, hookstate
+from memory_mcp import globs, hooks, hookstate
 from memory_mcp.store import Store
 
 ID = re.compile(r"\[([0-9A-Z]{26})\]")
@@ -249,14 +249,14 @@ def test_session_state_is_pruned_after_seven_days(tmp_path: Path) -> None:
     ("config/[ab].yaml", "config/a.yaml", True),
 ])
 def test_glob_match(pattern: str, path: str, matches: bool) -> None:
-    assert hooks.glob_match(pattern, path) is matches
+    assert globs.glob_match(pattern, path) is matches
 
 
 def test_memories_for_a_file_and_once_per_session(tmp_path: Path) -> None:
     pairs = [("A", ["src/billing/**"]), ("B", ["*.md"]), ("C", ["src/*/models.py"])]
-    assert hooks.memories_for_file(str(tmp_path / "src/billing/models.py"), tmp_path, pairs) == ["A", "C"]
-    assert hooks.memories_for_file("README.md", tmp_path, pairs) == ["B"]
-    assert hooks.memories_for_file("/elsewhere/README.md", tmp_path, pairs) == []
+    assert globs.memories_for_file(str(tmp_path / "src/billing/models.py"), tmp_path, pairs) == ["A", "C"]
+    assert globs.memories_for_file("README.md", tmp_path, pairs) == ["B"]
+    assert globs.memories_for_file("/elsewhere/README.md", tmp_path, pairs) == []
     state = hookstate.SessionState("s", tmp_path)
     payload = {"cwd": str(tmp_path), "tool_name": "Read", "tool_input": {"file_path": str(tmp_path / "README.md")}}
     assert hooks.pre_tool_use_paths(payload, pairs, state) == ["B"]
