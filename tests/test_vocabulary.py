@@ -1,0 +1,55 @@
+"""Each vocabulary (types, states, trusts, forget modes, decisions, error codes) is defined once in
+the code; the published tool schemas are derived from it and README's list is checked against it."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from enum import StrEnum
+from pathlib import Path
+
+import pytest
+
+from memory_mcp import errors
+from memory_mcp.model import Decision, ForgetMode, MemoryType, State, Trust
+from memory_mcp.server import build_server
+
+README = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+
+
+def _readme_list(label: str) -> list[str]:
+    section = README[README.index("### The vocabulary"):]
+    match = re.search(rf"^- {re.escape(label)}: (.*?)(?=^- |^#|\Z)", section, re.S | re.M)
+    assert match, f"README's vocabulary has no '{label}' line"
+    return re.findall(r"`([^`]+)`", match.group(1).split("(")[0])
+
+
+@pytest.mark.parametrize(("label", "enum"), [("types", MemoryType), ("states", State), ("trust", Trust),
+                                             ("forget modes", ForgetMode), ("resolve decisions", Decision)])
+def test_readme_lists_each_enumeration_as_defined(label: str, enum: type[StrEnum]) -> None:
+    assert _readme_list(label) == [e.value for e in enum]
+
+
+def test_readme_lists_every_error_code() -> None:
+    assert _readme_list("error codes") == list(errors.codes())
+
+
+def test_tool_schemas_take_their_enumerations_from_the_model(tmp_path: Path) -> None:
+    tools = {t.name: t.input_schema for t in asyncio.run(build_server(tmp_path / "s").list_tools())}
+
+    def enum_of(tool: str, field: str) -> list[str]:
+        prop = tools[tool]["properties"][field]
+        for option in prop.get("anyOf", [prop]):
+            if "enum" in option:
+                return option["enum"]
+            if option.get("type") == "array":
+                return option["items"]["enum"]
+        raise AssertionError(f"{tool}.{field} has no enum: {prop}")
+
+    assert enum_of("memory_remember", "type") == [e.value for e in MemoryType]
+    assert enum_of("memory_update", "type") == [e.value for e in MemoryType]
+    assert enum_of("memory_recall", "types") == [e.value for e in MemoryType]
+    assert enum_of("memory_remember", "trust") == [e.value for e in Trust]
+    assert enum_of("memory_forget", "mode") == [e.value for e in ForgetMode]
+    assert enum_of("memory_resolve", "decision") == [e.value for e in Decision]
+
