@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import os
 import sys
 from collections.abc import Callable
@@ -191,7 +190,7 @@ def _export(args: argparse.Namespace) -> int:
     store = _store(args)
     if args.path is None:
         doc = store.export()
-        sys.stdout.write(json.dumps(doc, ensure_ascii=False, indent=1) + "\n")
+        sys.stdout.write(store.export_text(doc))
     else:
         doc = store.export(args.path)
         print(f"exported {doc['count']} memories to {args.path}")

@@ -480,8 +480,8 @@ class RowFilter:
         """(a JOIN, conditions each prefixed with AND, their arguments) that restrict a search over a
         table whose memory rowid is the column `rowid`. The usual recall (active, not withheld, any
         type) needs no join: it excludes the few hidden rows through the `memories_hidden` index,
-        which costs nothing per match; a join looks up every match's row (+30-50% on a broad query
-        at 10,000 memories)."""
+        measured at about the cost of an unfiltered search; a join looks up every match's row (+27-36%
+        on the perf harness's stem queries at 10,000 memories)."""
         if not self.types and self.states == {"active"} and self.withhold_at == WITHHOLD_AT:
             cond = f" AND {rowid} NOT IN (SELECT rowid FROM memories WHERE {HIDDEN})"
             if not self.entities:

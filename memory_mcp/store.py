@@ -10,7 +10,6 @@ write the fields.
 from __future__ import annotations
 
 import functools
-import json
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -38,7 +37,7 @@ from .results import (
 from .session import Session, init_store, open_root
 from .sync import SyncResult
 from .sync import run as sync_remote
-from .transfer import ImportReport, decode_source
+from .transfer import ImportReport, decode_source, export_json
 from .watch import QUIET_MS
 from .watch import enabled as watch_enabled
 
@@ -148,8 +147,13 @@ class Store:
         With `path`, the document is also written there (atomically, as JSON)."""
         doc = reads.export(self.session)
         if path is not None:
-            atomic_write(path, json.dumps(doc, ensure_ascii=False, indent=1) + "\n")
+            atomic_write(path, export_json(doc))
         return doc
+
+    @staticmethod
+    def export_text(doc: dict[str, Any]) -> str:
+        """An export document as the text `export(path)` writes (for standard output)."""
+        return export_json(doc)
 
     # ------------------------------------------------------------------ the store as a whole
     def status(self) -> StatusResult:

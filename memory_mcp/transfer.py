@@ -432,6 +432,11 @@ def _names(names: list[str]) -> list[str]:
 
 
 # ---------------------------------------------------------------------------------------- export
+def export_json(doc: dict[str, Any]) -> str:
+    """The export document as the text of its file: readable unicode, one level of indent."""
+    return json.dumps(doc, ensure_ascii=False, indent=1) + "\n"
+
+
 def export_document(memories: list[tuple[str, Memory]], exported_at: str,
                     unindexed: list[tuple[str, str]] | None = None) -> dict[str, Any]:
     """The portable JSON document: every frontmatter field, the body and a content hash per memory,
