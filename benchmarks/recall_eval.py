@@ -39,8 +39,9 @@ sys.path.insert(0, str(REPO))
 
 from memory_mcp import files as mfiles  # noqa: E402
 from memory_mcp import query as mquery  # noqa: E402
-from memory_mcp.index import FileStat, Index  # noqa: E402
+from memory_mcp.index import Index  # noqa: E402
 from memory_mcp.model import Memory, compose_body  # noqa: E402
+from memory_mcp.schema import FileStat  # noqa: E402
 from memory_mcp.store import Store  # noqa: E402
 
 KS = (1, 5, 10, 25, 50)

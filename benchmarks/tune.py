@@ -23,8 +23,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import recall_eval as ev  # noqa: E402
 
 from memory_mcp import query as mq  # noqa: E402
-from memory_mcp.index import FileStat, Index  # noqa: E402
+from memory_mcp.index import Index  # noqa: E402
 from memory_mcp.model import Memory, compose_body  # noqa: E402
+from memory_mcp.schema import FileStat  # noqa: E402
 
 LIMIT = 100
 

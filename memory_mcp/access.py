@@ -11,9 +11,10 @@ from ulid import ULID
 
 from . import files
 from .errors import Containment, InvalidArgument, NotFound, SecretDetected
-from .index import FileStat, Index
+from .index import Index
 from .layout import MEMORIES
 from .model import Memory, check_id, now_iso, slugify
+from .schema import FileStat
 from .secrets import scan
 from .session import Session
 from .validate import kinds

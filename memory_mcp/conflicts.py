@@ -7,8 +7,9 @@ import hashlib
 from dataclasses import dataclass
 
 from . import query
-from .index import Index, Row
+from .index import Index
 from .model import parse_iso
+from .schema import Row
 
 NEIGHBOUR_LIMIT = 3
 POOL = 32

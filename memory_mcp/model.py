@@ -88,7 +88,7 @@ class FieldSpec:
     kind: FieldKind
     # Written even when empty (`entities: []`); other keys are omitted when empty, None or 0.
     always_written: bool = False
-    # A column of the index's `memories` table (and an attribute of index.Row).
+    # A column of the index's `memories` table (and an attribute of schema.Row).
     indexed: bool = True
     merge: MergeRule = "same"
     # The tools whose callers may set this field (see `settable`).

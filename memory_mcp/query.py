@@ -49,7 +49,7 @@ from typing import TYPE_CHECKING, Protocol
 from memory_mcp import textproc
 
 if TYPE_CHECKING:
-    from .index import RowFilter
+    from .schema import RowFilter
 
 __all__ = ["WEIGHTS", "Plan", "SearchIndex", "apply_coverage", "fts_or", "fuse", "plan", "run_signals",
            "text_scores", "tokens"]

@@ -8,10 +8,11 @@ from typing import Any
 from . import files, lifecycle, ranking, search, transfer
 from .access import load, resolve_path
 from .errors import InvalidArgument, NotFound
-from .index import Index, RowFilter
+from .index import Index
 from .model import State, check_id, now_iso
 from .options import Recall
 from .results import Chain, HistoryEntry, Hit, Listed, ReadResult, RecallResult
+from .schema import RowFilter
 from .session import Session
 from .upkeep import pending_count
 

@@ -20,11 +20,12 @@ from pathlib import Path
 from . import files
 from .dictionary import Dictionary
 from .errors import ParseError
-from .index import FileStat, Index
+from .index import Index
 from .layout import MEMORIES
 from .model import State, body_sha, now_iso
 from .options import Progress
 from .results import ReconcileReport
+from .schema import FileStat
 from .secrets import scan
 
 DUPLICATE_ID = "duplicate id"

@@ -7,10 +7,11 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from . import budget, conflicts, query, ranking
-from .index import Index, Row, RowFilter
+from .index import Index
 from .model import MemoryType, State, enum_value
 from .options import Recall
 from .results import Hit
+from .schema import Row, RowFilter
 
 RECALL_MAX = 50
 

@@ -36,7 +36,6 @@ import yaml
 from . import files
 from .errors import InvalidArgument, ParseError
 from .history import History
-from .index import Row
 from .model import (
     ENTITIES_MAX,
     ENTITY_MAX,
@@ -48,6 +47,7 @@ from .model import (
     now_iso,
     parse_iso,
 )
+from .schema import Row
 
 KINDS = ("claude-code", "mcp-memory", "paste", "export")
 EXPORT_FORMAT = "memory-mcp/export"

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from conftest import commit_count, git
 
-from memory_mcp.index import FileStat, Index
+from memory_mcp.index import Index
+from memory_mcp.schema import FileStat
 from memory_mcp.store import Store
 
 

@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from memory_mcp import files, index, sync
+from memory_mcp import files, schema, sync
 from memory_mcp.errors import ParseError
-from memory_mcp.index import FileStat, Index, Row
+from memory_mcp.index import Index
 from memory_mcp.model import FIELDS, FieldSpec, Memory, settable
+from memory_mcp.schema import FileStat, Row
 
 ID = "01JD2K3A9FZQ4W8XVBH5T6N7RM"
 OTHER_ID = "01JD2K3A9FZQ4W8XVBH5T6N7RN"
@@ -90,8 +91,8 @@ def test_index_columns_are_row_and_hold_every_indexed_field(tmp_path: Path) -> N
 
 def test_index_column_types_follow_the_kinds() -> None:
     for f in FIELDS:
-        assert f"{f.name} {index._column_type(f)}" in index._SCHEMA
-    assert "feedback REAL NOT NULL" in index._SCHEMA and "created TEXT," in index._SCHEMA
+        assert f"{f.name} {schema._column_type(f)}" in schema.SCHEMA
+    assert "feedback REAL NOT NULL" in schema.SCHEMA and "created TEXT," in schema.SCHEMA
 
 
 def test_sync_merge_lists_are_the_declared_rules() -> None:

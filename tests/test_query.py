@@ -10,8 +10,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memory_mcp import query
-from memory_mcp.index import FileStat, Index
+from memory_mcp.index import Index
 from memory_mcp.model import Memory, compose_body
+from memory_mcp.schema import FileStat
 
 DOCS = {
     "deploy": "Deployment runbook\n\nWe deploy the API with blue-green switching on Fridays.",

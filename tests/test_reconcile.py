@@ -13,7 +13,7 @@ import pytest
 from conftest import commit_count, fm_file, git, new_id, subjects
 
 from memory_mcp import files
-from memory_mcp.index import SCHEMA_VERSION, FileStat
+from memory_mcp.schema import SCHEMA_VERSION, FileStat
 from memory_mcp.store import Store
 
 

@@ -1,0 +1,199 @@
+"""What the derived index holds: its tables, the `Row` a memory becomes, and the `RowFilter` a
+search applies in SQL. `index.Index` runs the statements; this module only defines them."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from . import textproc
+from .model import FIELDS, FieldSpec
+from .ranking import WITHHOLD_AT
+
+# --- FTS table definitions (tokenizers and bm25 column weights); bump SCHEMA_VERSION on change ---
+# The index holds textproc's terms (fts_stem), so their version is part of the schema's.
+SCHEMA_VERSION = "3." + textproc.TERMS_VERSION
+# Title weight 1, not 10: the title is also the body's first line (compose_body), so it already
+# counts twice; 10 over-rewarded the first 120 characters (LoCoMo R@5 56.0 -> 57.4, XQuAD ru R@1
+# 0.899 -> 0.914 on title weight 10 -> 1; docs/recall-eval.md).
+FTS_TABLES = {
+    "fts_word": ("(title, body, entities, tokenize = 'unicode61 remove_diacritics 2')", (1.0, 1.0, 2.0)),
+    "fts_stem": ("(title, body, tokenize = 'unicode61 remove_diacritics 2')", (1.0, 1.0)),
+    "fts_tri": ("(title, body, entities, tokenize = 'trigram')", (1.0, 1.0, 2.0)),
+}
+# --- end of FTS table definitions ---
+
+_SCHEMA_TEMPLATE = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS files (
+    path TEXT PRIMARY KEY, mtime_ns INTEGER NOT NULL, size INTEGER NOT NULL, sha TEXT NOT NULL,
+    error TEXT
+);
+{memories_table};
+CREATE TABLE IF NOT EXISTS entities (memory_rowid INTEGER NOT NULL, entity TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS entities_by_name ON entities(entity);
+CREATE INDEX IF NOT EXISTS entities_by_row ON entities(memory_rowid);
+CREATE INDEX IF NOT EXISTS memories_by_content ON memories(content_key);
+CREATE TABLE IF NOT EXISTS secret_flags (path TEXT NOT NULL, kind TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS secret_flags_by_path ON secret_flags(path);
+-- Every recall reports coverage (files in error) and counts open conflicts: partial indexes hold
+-- just those rows, so neither is a scan of the whole store.
+CREATE INDEX IF NOT EXISTS files_in_error ON files(path) WHERE error IS NOT NULL;
+CREATE INDEX IF NOT EXISTS memories_in_conflict ON memories(rowid) WHERE conflicts_with != '[]';
+-- The few rows the usual recall leaves out (not active, or withheld by feedback): its searches
+-- exclude them through this index instead of looking up every match's row (RowFilter.against).
+CREATE INDEX IF NOT EXISTS memories_hidden ON memories(rowid) WHERE {HIDDEN};
+CREATE TABLE IF NOT EXISTS usage (
+    id TEXT PRIMARY KEY, recall_count INTEGER NOT NULL DEFAULT 0, last_recalled TEXT
+);
+"""
+
+
+class FileStat(NamedTuple):
+    """What the stat gate compares, plus the content hash of the bytes read.
+
+    A named tuple, not a dataclass: every call loads one per file, and at 10,000 files building
+    frozen dataclasses cost more than the stat calls they are compared with."""
+
+    mtime_ns: int
+    size: int
+    sha: str
+
+
+@dataclass(frozen=True)
+class Row:
+    """A memory as the index holds it: enough to rank, filter and list without opening the file."""
+
+    rowid: int
+    id: str
+    path: str
+    title: str
+    excerpt: str
+    type: str
+    state: str
+    trust: str
+    entities: list[str]
+    source: str
+    created: str | None
+    updated: str | None
+    review_after: str | None
+    superseded_by: str | None
+    supersedes: list[str]
+    conflicts_with: list[str]
+    distinct_from: list[str]
+    deprecated_reason: str | None
+    feedback: float
+    content_key: str
+    body_sha: str
+    provisional: bool
+    body_chars: int
+
+
+# The columns of `memories` that are not frontmatter fields: what the index derives from the file.
+_DERIVED_COLUMNS = {
+    "rowid": "INTEGER PRIMARY KEY", "path": "TEXT NOT NULL UNIQUE", "title": "TEXT NOT NULL",
+    "excerpt": "TEXT NOT NULL", "content_key": "TEXT NOT NULL", "body_sha": "TEXT NOT NULL",
+    "provisional": "INTEGER NOT NULL", "body_chars": "INTEGER NOT NULL",
+}
+INDEXED: dict[str, FieldSpec] = {f.name: f for f in FIELDS if f.indexed}
+# Row's attributes are the table's columns, in its order: each indexed frontmatter field (its SQL
+# type from its kind) and each derived column. Checked here, so a field added to Memory without its
+# Row attribute fails on import rather than on the first query.
+_COLUMNS = tuple(Row.__dataclass_fields__)
+if set(_COLUMNS) != {*_DERIVED_COLUMNS, *INDEXED}:
+    raise TypeError(f"schema.Row must have one attribute per indexed frontmatter field and derived column; "
+                    f"missing {sorted({*_DERIVED_COLUMNS, *INDEXED} - set(_COLUMNS))}, "
+                    f"unknown {sorted(set(_COLUMNS) - {*_DERIVED_COLUMNS, *INDEXED})}")
+
+
+def _column_type(f: FieldSpec) -> str:
+    if f.kind == "id":
+        return "TEXT NOT NULL UNIQUE"
+    if f.kind == "number":
+        return "REAL NOT NULL"
+    # Lists are stored as JSON text ('[]' when empty); text with no default value may be NULL.
+    return "TEXT" if f.kind in ("text", "date") and f.default is None else "TEXT NOT NULL"
+
+
+# The memories a recall leaves out unless asked (RowFilter.against); one literal, so the partial
+# index `memories_hidden` matches the query's condition exactly.
+HIDDEN = f"state != 'active' OR feedback <= {WITHHOLD_AT}"
+SCHEMA = _SCHEMA_TEMPLATE.format(HIDDEN=HIDDEN, memories_table="CREATE TABLE IF NOT EXISTS memories (\n    " + ", ".join(
+    f"{name} {_DERIVED_COLUMNS[name] if name in _DERIVED_COLUMNS else _column_type(INDEXED[name])}"
+    for name in _COLUMNS) + "\n)")
+ROW_COLUMNS = ", ".join(f"m.{name}" for name in _COLUMNS)
+INSERT_COLUMNS = tuple(name for name in _COLUMNS if name != "rowid")
+INSERT = (f"INSERT INTO memories({', '.join(INSERT_COLUMNS)})"
+           f" VALUES ({','.join('?' * len(INSERT_COLUMNS))})")
+# Where in a selected row the values stored as JSON lists and as 0/1 are, to turn them back.
+_LISTS_AT = tuple(i for i, name in enumerate(_COLUMNS) if name in INDEXED and INDEXED[name].kind == "list")
+_PROVISIONAL_AT = _COLUMNS.index("provisional")
+
+
+def to_row(r: sqlite3.Row | tuple[object, ...]) -> Row:
+    values = list(r)
+    for i in _LISTS_AT:
+        values[i] = _json_list(values[i])
+    values[_PROVISIONAL_AT] = bool(values[_PROVISIONAL_AT])
+    return Row(*values)
+
+
+def column_value(f: FieldSpec, value: object) -> object:
+    """A frontmatter value as its column holds it."""
+    if f.kind == "enum":
+        return value.value  # type: ignore[attr-defined]
+    if f.kind == "list":
+        return json.dumps(value, ensure_ascii=False)
+    return value
+
+
+def _json_list(text: str) -> list[str]:
+    # Most of these lists are empty; the conflict gate builds thousands of rows at 100k memories.
+    return [] if text == "[]" else json.loads(text)
+
+
+@dataclass(frozen=True)
+class RowFilter:
+    """Which memories a search may return, applied in SQL before ranking (so no search has to be
+    re-run deeper when filters leave too few)."""
+
+    states: frozenset[str]
+    types: frozenset[str] = frozenset()
+    entities: tuple[str, ...] = ()  # a memory must carry at least one of these (any case)
+    withhold_at: float | None = None  # feedback at or below this is left out
+
+    def sql(self) -> tuple[str, list[object]]:
+        """The conditions over `memories m`, each prefixed with AND, and their arguments."""
+        parts: list[str] = []
+        args: list[object] = []
+        for column, values in (("state", self.states), ("type", self.types)):
+            if values:
+                parts.append(f"m.{column} IN ({','.join('?' * len(values))})")
+                args += sorted(values)
+        if self.entities:
+            names = list(dict.fromkeys(e.lower() for e in self.entities))
+            parts.append("EXISTS (SELECT 1 FROM entities e WHERE e.memory_rowid = m.rowid"
+                         f" AND e.entity IN ({','.join('?' * len(names))}))")
+            args += names
+        if self.withhold_at is not None:
+            parts.append("m.feedback > ?")
+            args.append(self.withhold_at)
+        return "".join(f" AND {p}" for p in parts), args
+
+    def against(self, rowid: str) -> tuple[str, str, list[object]]:
+        """(a JOIN, conditions each prefixed with AND, their arguments) that restrict a search over a
+        table whose memory rowid is the column `rowid`. The usual recall (active, not withheld, any
+        type) needs no join: it excludes the few hidden rows through the `memories_hidden` index,
+        measured at about the cost of an unfiltered search; a join looks up every match's row (+27-36%
+        on the perf harness's stem queries at 10,000 memories)."""
+        if not self.types and self.states == {"active"} and self.withhold_at == WITHHOLD_AT:
+            cond = f" AND {rowid} NOT IN (SELECT rowid FROM memories WHERE {HIDDEN})"
+            if not self.entities:
+                return "", cond, []
+            names = list(dict.fromkeys(e.lower() for e in self.entities))
+            return "", cond + (f" AND EXISTS (SELECT 1 FROM entities e WHERE e.memory_rowid = {rowid}"
+                               f" AND e.entity IN ({','.join('?' * len(names))}))"), list(names)
+        cond, args = self.sql()
+        return f" JOIN memories m ON m.rowid = {rowid}", cond, args
