@@ -54,8 +54,8 @@ MIN_WORDS = 3
 EXCERPT_CHARS = 160
 WORK_TOOLS = frozenset({"Edit", "MultiEdit", "Write", "NotebookEdit", "Bash"})
 STOP_NOTE = ("memory-mcp: this session edited files or ran commands and recorded no memory. Durable "
-             "decisions, preferences and gotchas found in it can be recorded with the memory_remember tool; "
-             "they are then recalled in later sessions.")
+             "decisions, preferences and gotchas (type knowledge) found in it can be recorded with the "
+             "memory_remember tool; they are then recalled in later sessions.")
 _ID = re.compile(r"\[([0-9A-HJKMNP-TV-Z]{26})\]")
 
 
@@ -150,7 +150,9 @@ def session_folder(payload: dict[str, Any]) -> Path:
 
 def open_scopes(payload: dict[str, Any], options: Options, create: bool = False) -> Scopes | None:
     """The stores of this session that exist (a hook reads; it creates the project store only to
-    import auto memory into it). None when there is no store at all."""
+    import auto memory into it, and only the one found from the git root: a store the command line
+    names and that is gone was moved, and recreating it empty would hide the memories). None when
+    there is no store at all."""
     from . import scopes
     from .layout import is_store
     from .store import Store
@@ -164,7 +166,7 @@ def open_scopes(payload: dict[str, Any], options: Options, create: bool = False)
         pairs = [(scopes.PROJECT, config.project), (scopes.USER, config.user)]
     opened: dict[str, Store] = {}
     for name, root in pairs:
-        if root is None or not (is_store(root) or (create and name == scopes.PROJECT)):
+        if root is None or not (is_store(root) or (create and name == scopes.PROJECT and options.store is None)):
             continue
         # Store calls wait up to a minute for a busy store; a hook waits a second, then gives up.
         opened[name] = Store.open(root, lock_timeout=LOCK_WAIT_SECONDS)
