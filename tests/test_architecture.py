@@ -20,7 +20,7 @@ LAYERS: dict[str, set[str]] = {
     # the use cases and the facade over them
     "app": {"session", "access", "reads", "writes", "upkeep", "importing", "transfer", "scopes", "store"},
     # thin: parse, call the facade, render
-    "adapters": {"server", "cli", "render", "progress", "claude_code", "demo", "httpserve", "hooks",
+    "adapters": {"server", "cli", "render", "progress", "claude_code", "demo", "httpserve", "httpguard", "hooks",
                  "installers", "hookstate", "plugin", "__init__", "__main__"},
 }
 # What each layer may import besides itself.
