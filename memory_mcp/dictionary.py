@@ -7,7 +7,11 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .errors import ParseError
+from .paths import read_regular
+
 DICTIONARY = "dictionary.md"  # the store-relative path of the file
+MAX_DICTIONARY_BYTES = 1_000_000
 
 _LINE = re.compile(r"^\s*[-*]\s+([^:\n]+?)\s*(?::\s*(.*))?$")
 _AKA = re.compile(r"\(\s*aka\s*:\s*([^)]*)\)\s*$", re.IGNORECASE)
@@ -20,18 +24,34 @@ class Dictionary:
     canonical: dict[str, str] = field(default_factory=dict)  # lower(name or alias) -> canonical name
     names: list[str] = field(default_factory=list)
     version: str = ""
+    problem: str | None = None  # why the file was not read (a link, a device, too big)
 
     @classmethod
     def load(cls, path: Path, previous: Dictionary | None = None) -> Dictionary:
         """Read dictionary.md; a missing file is an empty dictionary. `previous` comes back as it is
-        when the file still holds the text it was parsed from (the file is read on every call)."""
+        when the file still holds the text it was parsed from (the file is read on every call).
+
+        A link, a device, a pipe or an oversized file is not read: an empty dictionary with its
+        `problem` comes back, so that one file cannot point the store at another or hang it."""
         try:
-            text = path.read_text(encoding="utf-8", errors="replace")
-        except (FileNotFoundError, IsADirectoryError):
+            raw = read_regular(path, MAX_DICTIONARY_BYTES + 1)
+        except FileNotFoundError:
             return cls(version="")
+        except OSError as e:
+            return cls._refused(f"cannot read: {e.strerror}")
+        except ParseError as e:
+            return cls._refused(e.message)
+        if len(raw) > MAX_DICTIONARY_BYTES:
+            return cls._refused(f"file is over {MAX_DICTIONARY_BYTES:,} bytes, the limit of the dictionary")
+        text = raw.decode("utf-8", errors="replace")
         if previous is not None and previous.version == _version(text):
             return previous
         return cls.parse(text)
+
+    @classmethod
+    def _refused(cls, problem: str) -> Dictionary:
+        # Its own version: a dictionary that turns into a link (or back) re-normalises every memory.
+        return cls(version=_version(f"refused: {problem}"), problem=problem)
 
     @classmethod
     def parse(cls, text: str) -> Dictionary:

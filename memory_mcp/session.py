@@ -253,8 +253,9 @@ class Session:
         try:
             # A forced re-parse (dictionary edit, reindex) touches every file: name only what git
             # actually has a change for, so trailers and lines tell the truth about the commit.
-            # A file holding a credential is not committed: git history would keep it forever.
-            flagged = {p for p, _ in index.secret_flags()}
+            # A file holding a credential is not committed: git history would keep it forever. Nor is
+            # one the index refused (a dictionary.md that is a link would be committed as a link).
+            flagged = {p for p, _ in index.secret_flags()} | {p for p, _ in index.errors()}
             paths = [p for p in self.history.changed(candidates) if p not in flagged]
             if not paths:
                 return

@@ -11,8 +11,8 @@ PACKAGE = Path(__file__).resolve().parent.parent / "memory_mcp"
 
 LAYERS: dict[str, set[str]] = {
     # the file format and its rules; the vocabulary every layer shares; no I/O but files
-    "truth": {"errors", "model", "files", "lifecycle", "dictionary", "secrets", "secret_rules", "layout", "validate",
-              "options", "results", "budget", "globs"},
+    "truth": {"errors", "model", "files", "paths", "lifecycle", "dictionary", "secrets", "secret_rules", "layout",
+              "validate", "options", "results", "budget", "globs"},
     # SQLite, the recall pipeline and the watcher: rebuilt from the files
     "derived": {"index", "schema", "reconcile", "textproc", "query", "ranking", "conflicts", "search", "watch", "notify"},
     # the only modules that run git
