@@ -358,6 +358,11 @@ def atomic_write(path: Path, text: str) -> None:
 _TEMP_NAME = re.compile(r"^\..+\.[a-z0-9_]{8}\.tmp$")
 
 
+def is_temp_name(name: str) -> bool:
+    """Whether a file name is one `atomic_write_bytes` gives its temp files."""
+    return _TEMP_NAME.match(name) is not None
+
+
 def leftover_temp_files(folder: Path) -> list[Path]:
     """Temp files of `atomic_write_bytes` under `folder`: only a writer killed mid-write leaves one."""
     return [p for p in folder.rglob(".*.tmp") if _TEMP_NAME.match(p.name) and p.is_file()]

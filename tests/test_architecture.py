@@ -16,7 +16,7 @@ LAYERS: dict[str, set[str]] = {
     # SQLite, the recall pipeline and the watcher: rebuilt from the files
     "derived": {"index", "schema", "reconcile", "textproc", "query", "ranking", "conflicts", "search", "watch", "notify"},
     # the only modules that run git
-    "git": {"history", "sync", "lock", "gitremote"},
+    "git": {"history", "sync", "memmerge", "incoming", "lock", "gitremote"},
     # the use cases and the facade over them
     "app": {"session", "access", "reads", "writes", "upkeep", "importing", "transfer", "scopes", "store"},
     # thin: parse, call the facade, render
