@@ -9,8 +9,8 @@ from pathlib import Path
 
 from ulid import ULID
 
-from . import files
-from .errors import Containment, InvalidArgument, NotFound, SecretDetected
+from . import edits, files
+from .errors import Containment, InvalidArgument, NotFound, ParseError, SecretDetected
 from .index import Index
 from .layout import MEMORIES
 from .model import Memory, check_id, now_iso, slugify
@@ -30,13 +30,16 @@ class Loaded:
 
 def load(session: Session, index: Index, mem_id: str, for_write: bool = True) -> Loaded:
     """The memory file of `mem_id`, parsed. For a write, a file without an id of its own gets a
-    permanent one first, so the id written into files (its own and others') is a real ULID."""
+    permanent one first, so the id written into files (its own and others') is a real ULID; to be
+    shown, a file holding a credential comes with the values masked."""
     check_id(mem_id)
     row = index.get(mem_id)
     if row is None:
         raise NotFound(f"no memory with id {mem_id}; use memory_recall to find the right id.")
     text = files.decode((session.root / row.path).read_bytes())
     mem = files.parse(text, row.path)
+    if not for_write and any(p == row.path for p, _ in index.secret_flags()):
+        mem = files.masked(mem)  # a credential written by hand is never shown (memory_read, export)
     if for_write and mem.provisional:
         mem.id, mem.provisional = str(ULID()), False
         mem.created = mem.created or now_iso()
@@ -61,9 +64,10 @@ def write(session: Session, index: Index, items: list[Loaded], fresh: frozenset[
     stats: list[FileStat] = []
     for item, text in zip(items, texts, strict=True):
         path = session.root / item.rel
-        files.atomic_write(path, text)
+        data = text.encode("utf-8") if item.mem.id in fresh else _edited(path, item, text)
+        files.atomic_write_bytes(path, data)
         st = path.stat()
-        stats.append(FileStat(st.st_mtime_ns, st.st_size, hashlib.sha256(text.encode()).hexdigest()))
+        stats.append(FileStat(st.st_mtime_ns, st.st_size, hashlib.sha256(data).hexdigest()))
     with index.transaction():
         for item, stat in zip(items, stats, strict=True):
             # A memory made in this call carries canonical names already; a loaded one may carry aliases.
@@ -71,6 +75,16 @@ def write(session: Session, index: Index, items: list[Loaded], fresh: frozenset[
                 session.dictionary.normalise_all(item.mem.entities)[0]
             index.upsert(item.rel, item.mem, entities, stat)
             index.set_secret_flags(item.rel, [])
+
+
+def _edited(path: Path, item: Loaded, text: str) -> bytes:
+    """The bytes a write puts in an existing file: a person's comments, layout, BOM and line ends
+    kept (edits.edit), the whole `text` when the file is gone or no longer parses."""
+    try:
+        original = path.read_bytes()
+        return edits.edit(original, files.parse(files.decode(original), item.rel), item.mem)
+    except (OSError, ParseError):
+        return text.encode("utf-8")
 
 
 def resolve_path(root: Path, path: str) -> str:

@@ -7,15 +7,16 @@ the server rewrites keeps its dates byte for byte.
 
 from __future__ import annotations
 
-import codecs
 import contextlib
 import functools
 import json
 import math
 import os
 import re
+import stat
 import tempfile
 from collections.abc import Callable
+from dataclasses import replace
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ import yaml
 
 from .errors import ParseError
 from .model import FIELDS, PROVISIONAL_RE, ULID_RE, FieldKind, FieldSpec, Memory, provisional_id
+from .secrets import mask
 
 MAX_FILE_BYTES = 1_000_000
 MAX_FRONTMATTER_BYTES = 64_000
@@ -253,7 +255,7 @@ def _from_mapping(data: dict[str, Any], body: str, rel_path: str) -> Memory:
 _UNPRINTABLE = re.compile("[\x7f-\x9f\u2028\u2029\ud800-\udfff\ufffe\uffff]")
 
 
-def _scalar(value: str) -> str:
+def scalar(value: str) -> str:
     """A string as a YAML scalar: plain when it reads back identically, else double-quoted."""
     if _plain(value, _FLOW_ITEM):
         return value  # the common case, decided without two YAML round trips
@@ -269,7 +271,7 @@ def _scalar(value: str) -> str:
 
 
 def _flow_list(values: list[str]) -> str:
-    return "[" + ", ".join(_scalar(v) for v in values) + "]"
+    return "[" + ", ".join(scalar(v) for v in values) + "]"
 
 
 def _dump_extra(extra: dict[str, object]) -> str:
@@ -282,56 +284,30 @@ def _dump_extra(extra: dict[str, object]) -> str:
 
 # How each kind of field's value is written after `key: `.
 _WRITERS: dict[FieldKind, Callable[[Any], str]] = {
-    "id": _scalar,
+    "id": scalar,
     "enum": lambda value: value.value,
     "list": _flow_list,
-    "text": _scalar,
-    "date": _scalar,
+    "text": scalar,
+    "date": scalar,
     "number": lambda value: repr(round(value, 2)),
 }
-_WRITE = tuple((f.name, _WRITERS[f.kind], f.always_written) for f in FIELDS)
+_WRITE = {f.name: (_WRITERS[f.kind], f.always_written) for f in FIELDS}
+
+
+def field_text(mem: Memory, name: str) -> str | None:
+    """The YAML text `serialize` writes after `name: `, or None when it leaves the key out."""
+    write, always = _WRITE[name]
+    value = getattr(mem, name)
+    return write(value) if always or value else None  # empty text, an empty list, None and 0 are left out
 
 
 def serialize(mem: Memory) -> str:
     """The file text of a memory: fixed key order, empty optional keys omitted, unknown keys last."""
-    lines = []
-    for name, write, always in _WRITE:
-        value = getattr(mem, name)
-        if always or value:  # empty text, an empty list, None and 0 are left out
-            lines.append(f"{name}: {write(value)}")
+    lines = [f"{name}: {text}" for name in KEY_ORDER if (text := field_text(mem, name)) is not None]
     head = "\n".join(lines) + "\n"
     if mem.extra:
         head += _dump_extra(mem.extra)
     return f"---\n{head}---\n{mem.body}"
-
-
-def set_scalars(text: str, values: dict[str, str | None]) -> str | None:
-    """`text` with top-level one-line keys set (None removes the key), everything else untouched.
-
-    For small system edits to a file a person wrote (an archived memory made active again), so
-    their layout, comments and quoting survive. Returns None when a key's value spans several
-    lines; the caller then rewrites the whole file."""
-    fm, body = split(text)
-    if fm is None:
-        return None
-    lines = fm.split("\n")
-    pending = dict(values)
-    out: list[str] = []
-    for i, line in enumerate(lines):
-        key = line.split(":", 1)[0] if ":" in line and not line.startswith((" ", "\t", "-", "#")) else None
-        if key in pending:
-            following = lines[i + 1] if i + 1 < len(lines) else ""
-            if following.startswith((" ", "\t", "-")) and following.strip():
-                return None
-            value = pending.pop(key)
-            if value is not None:
-                out.append(f"{key}: {_scalar(value)}")
-            continue
-        out.append(line)
-    if out and out[-1] == "":
-        out.pop()
-    out += [f"{k}: {_scalar(v)}" for k, v in pending.items() if v is not None]
-    return "---\n" + "\n".join(out) + "\n---\n" + body
 
 
 def frontmatter(mem: Memory) -> dict[str, object]:
@@ -341,12 +317,15 @@ def frontmatter(mem: Memory) -> dict[str, object]:
     return data if isinstance(data, dict) else {}
 
 
-def encode_like(text: str, original: bytes) -> bytes:
-    """`text` (LF line ends) as bytes with the line ends and BOM of the file it came from."""
-    if b"\r\n" in original:
-        text = text.replace("\n", "\r\n")
-    data = text.encode("utf-8")
-    return codecs.BOM_UTF8 + data if original.startswith(codecs.BOM_UTF8) else data
+def masked(mem: Memory) -> Memory:
+    """`mem` as it may be shown when its file holds a credential: each text value masked."""
+    def shown(value: Any) -> Any:
+        if isinstance(value, str):
+            return mask(value)
+        return [shown(v) for v in value] if isinstance(value, list) else value
+
+    texts = {f.name: shown(getattr(mem, f.name)) for f in FIELDS if f.kind in ("text", "list")}
+    return replace(mem, body=mask(mem.body), extra={k: shown(v) for k, v in mem.extra.items()}, **texts)
 
 
 def atomic_write(path: Path, text: str) -> None:
@@ -368,6 +347,15 @@ def leftover_temp_files(folder: Path) -> list[Path]:
     return [p for p in folder.rglob(".*.tmp") if _TEMP_NAME.match(p.name) and p.is_file()]
 
 
+def _umask() -> int:
+    mask = os.umask(0o022)  # reading the umask means setting it: set it straight back
+    os.umask(mask)
+    return mask
+
+
+_UMASK = _umask()
+
+
 def atomic_write_bytes(path: Path, data: bytes) -> None:
     """Write `data` to `path` so a crash leaves either the old file or the new one, never half.
 
@@ -376,6 +364,12 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        # mkstemp makes the file 0600: a file replaced keeps its mode, a new one gets the umask's.
+        try:
+            mode = stat.S_IMODE(os.stat(path).st_mode)
+        except FileNotFoundError:
+            mode = 0o666 & ~_UMASK
+        os.fchmod(fd, mode)
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()

@@ -8,9 +8,14 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 import git
+
+from . import gitlocks
+
+SYNC_MARKER = "memory-mcp-sync-merge"
 
 
 class RemoteOps:
@@ -19,6 +24,7 @@ class RemoteOps:
     root: Path
     repo: git.Repo
     _env: dict[str, str]
+    clear_stale_locks: Callable[[], None]  # History's
 
     @property
     def git_dir(self) -> Path:
@@ -130,6 +136,35 @@ class RemoteOps:
     def abort_merge(self) -> None:
         """`git merge --abort`: the work tree and index as they were before the merge."""
         self.repo.git.merge("--abort", env=self._env)
+
+    # A sync marks the merges it starts, so that one a killed sync left is told from a person's own.
+    def mark_sync_merge(self, theirs: str) -> None:
+        """Record that the merge about to start (of `theirs` into the current HEAD) is sync's own."""
+        marker = self.git_dir / SYNC_MARKER
+        marker.write_text(f"{self.resolve_commit('HEAD')} {theirs}\n", encoding="ascii")
+
+    def unmark_sync_merge(self) -> None:
+        """The merge sync started is committed or undone."""
+        (self.git_dir / SYNC_MARKER).unlink(missing_ok=True)
+
+    def undo_interrupted_sync(self) -> bool:
+        """Undo the merge a sync killed midway left behind (the marker names it: HEAD and MERGE_HEAD
+        are still the ones it started from and merged). A person's own merge is never touched, nor a
+        merge a git process is still working on. Call under the store lock; True when one was undone."""
+        marker = self.git_dir / SYNC_MARKER
+        try:
+            head, theirs = marker.read_text(encoding="ascii").split()
+        except (FileNotFoundError, ValueError):
+            return False
+        if gitlocks.git_running_in(self.root.resolve()):
+            return False  # the killed sync's `git merge` may still be writing; the next call looks again
+        merge_head = self.git_dir / "MERGE_HEAD"
+        ours = merge_head.exists() and merge_head.read_text().split()[:1] == [theirs]
+        if ours and self.resolve_commit("HEAD") == head:
+            self.clear_stale_locks()
+            self.abort_merge()
+        self.unmark_sync_merge()
+        return ours
 
     def unmerged(self) -> dict[str, dict[int, str]]:
         """Conflicted path -> {stage: blob sha} (1 base, 2 ours = this machine, 3 theirs = the remote)."""

@@ -14,10 +14,10 @@ import os
 import stat as stat_mod
 import time
 from collections.abc import Callable, Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
-from . import files
+from . import edits, files
 from .dictionary import DICTIONARY, Dictionary
 from .errors import ParseError
 from .index import Index
@@ -315,23 +315,24 @@ def _index_file(root: Path, index: Index, dictionary: Dictionary, report: Reconc
                       None)
         if other.path in report.reindexed:  # indexed earlier in this walk: not a hand edit to commit
             report.reindexed.remove(other.path)
+    # A credential a person typed into a file is flagged for memory_status and indexed masked, so
+    # recall, the digest and the hooks never show it.
+    findings = scan(text)
     old = index.get_by_path(rel)
     if (old and old.id == mem.id and old.state == State.ARCHIVED and mem.state == State.ARCHIVED
-            and old.body_sha != body_sha(mem.body)):
+            and old.body_sha != body_sha(files.masked(mem).body if findings else mem.body)):
         # Fresh intent wins: a person who edits an archived memory's text wants it back.
+        before = replace(mem)
         mem.state = State.ACTIVE
         mem.superseded_by = None
         mem.updated = now_iso()
-        text = (files.set_scalars(files.decode(raw), {"state": "active", "updated": mem.updated,
-                                                      "superseded_by": None})
-                or files.serialize(mem))
-        data = files.encode_like(text, raw)
+        data = edits.edit(raw, before, mem)
         files.atomic_write_bytes(root / rel, data)
         st = (root / rel).stat()
         fstat = FileStat(st.st_mtime_ns, st.st_size, hashlib.sha256(data).hexdigest())
         report.promoted.append(mem.id)
-    entities, _ = dictionary.normalise_all(mem.entities)
-    index.upsert(rel, mem, entities, fstat)
-    # A credential a person typed into a file is indexed like the rest, and flagged for memory_status.
-    index.set_secret_flags(rel, [f.kind for f in scan(text)])
+    shown = files.masked(mem) if findings else mem
+    entities, _ = dictionary.normalise_all(shown.entities)
+    index.upsert(rel, shown, entities, fstat)
+    index.set_secret_flags(rel, [f.kind for f in findings])
     report.reindexed.append(rel)

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import functools
+import re
+from collections.abc import Callable
 from datetime import UTC, datetime
+from typing import ParamSpec
 
 from . import budget
 from .results import (
@@ -16,6 +20,19 @@ from .results import (
     RememberResult,
     StatusResult,
 )
+
+_P = ParamSpec("_P")
+# Control characters but tab and newline: ESC and the C1 controls (CSI, OSC as U+009B, U+009D) let a
+# file move the cursor, retitle the window or hide text in a terminal; a memory file may hold any of them.
+_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def _printable(render: Callable[_P, str]) -> Callable[_P, str]:
+    """Its text with each control character shown as a \\x escape."""
+    @functools.wraps(render)
+    def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> str:
+        return _CONTROLS.sub(lambda m: f"\\x{ord(m.group(0)):02x}", render(*args, **kwargs))
+    return wrapper
 
 
 def coverage(c: Coverage) -> str:
@@ -52,6 +69,7 @@ def age(updated: str | None, now: datetime | None = None) -> str:
     return f"{days // 30}mo old" if days < 730 else f"{days // 365}y old"
 
 
+@_printable
 def recall(r: RecallResult) -> str:
     if not r.results:
         lines = ["no memories match. " + coverage(r.coverage)]
@@ -67,6 +85,7 @@ def recall(r: RecallResult) -> str:
     return "\n".join(lines)
 
 
+@_printable
 def remember(r: RememberResult) -> str:
     if r.duplicate:
         return f"already remembered as [{r.id}] {r.title} ({r.path}); nothing written"
@@ -83,6 +102,7 @@ def remember(r: RememberResult) -> str:
     return "\n".join(lines)
 
 
+@_printable
 def read(r: ReadResult) -> str:
     lines = [f"[{r.id}] {r.path} ({r.state})"]
     if r.chain.superseded_by:
@@ -100,6 +120,12 @@ def forget(r: ForgetResult) -> str:
     return "\n".join([r.message, *r.warnings])
 
 
+def _committed(committed: bool) -> str:
+    return ("already in git history: rewrite it too, and change the credential" if committed
+            else "not committed: git history does not have it")
+
+
+@_printable
 def status(r: StatusResult) -> str:
     c = r.counts
     by_state = ", ".join(f"{k} {v}" for k, v in sorted(c.get("by_state", {}).items())) or "empty"
@@ -111,8 +137,8 @@ def status(r: StatusResult) -> str:
         ("due for review", [f"[{x.id}] {x.title} ({x.detail})" for x in r.review_due]),
         ("distillation candidates", [f"[{x.id}] {x.title}" for x in r.distill_candidates]),
         ("withheld (misleading)", [f"[{x.id}] {x.title} ({x.detail})" for x in r.withheld]),
-        ("credentials in files (remove them; such files are not committed)",
-         [f"{f.path}: {f.kind}" for f in r.secrets]),
+        ("credentials in files (remove them; recall and memory_read show them masked)",
+         [f"{f.path}: {f.kind} ({_committed(f.committed)})" for f in r.secrets]),
     ]
     for name, items in sections:
         if items:
@@ -125,6 +151,7 @@ def status(r: StatusResult) -> str:
     return "\n".join(lines)
 
 
+@_printable
 def reconcile(r: ReconcileReport) -> str:
     parts = [f"{len(r.reindexed)} indexed", f"{len(r.removed)} removed"]
     if r.new_errors:
@@ -144,6 +171,7 @@ def reindex(r: ReindexResult) -> str:
 DIGEST_TOKENS = 1000
 
 
+@_printable
 def digest(hits: list[Hit], max_tokens: int = DIGEST_TOKENS) -> str:
     """The session digest as markdown: one line per memory, in the order given, cut to `max_tokens`
     (at least one memory is always shown). The CLI, the resource and the prompt all print this."""

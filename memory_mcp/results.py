@@ -149,6 +149,7 @@ class SecretFlag:
 
     path: str
     kind: str
+    committed: bool = False  # git history has the file as it is (it came by a sync, or was committed by hand)
 
 
 @dataclass

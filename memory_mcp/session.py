@@ -151,11 +151,15 @@ class Session:
     def call(self, force: bool = False) -> Iterator[Index]:
         """Hold the write lock, reconcile, and yield the up-to-date index."""
         with self.storage_errors(), self.lock.hold():
+            self.history.undo_interrupted_sync()  # a sync killed mid-merge leaves the store as before it
             index = self.index()
             self.reconcile(index, force)
             if not self._recovered:
                 self._recover(index)
             yield index
+            if self.history.deferred:  # a person's git held the index: the commit follows on a later call
+                self.history.deferred = False
+                self._recovered = False
 
     @contextmanager
     def storage_errors(self) -> Iterator[None]:
@@ -301,7 +305,7 @@ class Session:
 
 _STORAGE_ERRNOS = {errno.ENOSPC, errno.EROFS, errno.EACCES, errno.EPERM, errno.EDQUOT}
 _STORAGE_WORDS = ("no space left", "disk is full", "read-only file system", "readonly database",
-                  "permission denied", "unable to open database file", "disk quota")
+                  "permission denied", "insufficient permission", "unable to open database file", "disk quota")
 
 
 def _damaged(e: sqlite3.DatabaseError) -> bool:

@@ -98,6 +98,8 @@ def run(history: History, new_path: Callable[[str, str], str], settle: Callable[
     first) and after one (True: the index catches up with what arrived). `new_path(title, id)` names
     the files of conflict copies. Raises SyncFailed with a sentence saying what to do; the store is
     never left mid-merge."""
+    with lock():
+        history.undo_interrupted_sync()  # a sync killed mid-merge: its merge is undone, never a person's
     _check_ready(history)
     remote, branch = _target(history)
     result = SyncResult(remote, branch)
@@ -191,6 +193,8 @@ def _merge(history: History, theirs: str, result: SyncResult, new_path: Callable
         except GitCommandError as e:
             raise SyncFailed(f"git could not fast-forward the store: {_said(e)[:300]}") from None
         return True
+    history.clear_stale_locks()  # a leftover index.lock would stop the merge, or worse, its undoing
+    history.mark_sync_merge(theirs)
     try:
         try:
             # --autostash: a person's own uncommitted work in the store does not block the merge.
@@ -202,16 +206,27 @@ def _merge(history: History, theirs: str, result: SyncResult, new_path: Callable
                 raise SyncFailed(f"git could not start the merge: {_said(e)[:300]}") from None
         ids = _settle_conflicts(history, result, new_path)
         _commit_merge(history, result, ids)
+        history.unmark_sync_merge()
         return True
     except BaseException as e:
-        if history.merging():
-            history.abort_merge()
+        _undo(history, e)
         if isinstance(e, Unmergeable):
             raise SyncFailed(f"{e}; the merge was undone and nothing changed. Merge by hand with "
                              "`git pull --no-rebase` in the store, then run memory-mcp sync again.") from None
         if isinstance(e, GitCommandError):
             raise SyncFailed(f"the merge failed and was undone: {_said(e)[:300]}") from None
         raise
+
+
+def _undo(history: History, cause: BaseException) -> None:
+    """Undo the merge sync started; when git cannot (a lock held), the marker stays for the next call."""
+    try:
+        if history.merging():
+            history.abort_merge()
+        history.unmark_sync_merge()
+    except GitCommandError as e:
+        raise SyncFailed(f"the merge failed ({str(cause)[:200] or type(cause).__name__}) and could not be undone "
+                         f"yet: {_said(e)[:200]}. The next memory-mcp call undoes it once git is free.") from None
 
 
 def _check_no_overlap(history: History, theirs: str) -> None:

@@ -71,7 +71,14 @@ def status(session: Session) -> StatusResult:
             unindexed=[UnindexedFile(p, e) for p, e in index.errors()], provisional=provisional[:LIST_LIMIT],
             pending_conflicts=pending(index)[:LIST_LIMIT], review_due=review[:LIST_LIMIT],
             distill_candidates=distill[:10], withheld=withheld[:LIST_LIMIT], git=session.history.summary(),
-            secrets=[SecretFlag(p, k) for p, k in index.secret_flags()])
+            secrets=_secret_flags(session, index))
+
+
+def _secret_flags(session: Session, index: Index) -> list[SecretFlag]:
+    """The files holding a credential, each marked committed when git has it as it is."""
+    flags = index.secret_flags()
+    uncommitted = set(session.history.changed([p for p, _ in flags])) if flags else set()
+    return [SecretFlag(p, k, committed=p not in uncommitted) for p, k in flags]
 
 
 def reindex(session: Session, verify: bool = False, progress: Progress | None = None) -> ReindexResult:

@@ -12,6 +12,8 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
+
 from memory_mcp.store import Store
 
 # Columns that say when or in which order a row was written, not what the files hold.
@@ -111,3 +113,23 @@ def commit_waiting_in_editor(store: Path, tmp_path: Path) -> subprocess.Popen[by
         time.sleep(0.02)
     assert lock.exists(), "git commit did not take the index lock"
     return proc
+
+
+def facility(cmd: list[str]) -> bool:
+    try:
+        return subprocess.run(cmd, capture_output=True, timeout=20).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+CAPSH = ["capsh", "--drop=cap_dac_override,cap_dac_read_search", "--"]
+needs_capsh = pytest.mark.skipif(
+    not (os.geteuid() != 0 or (shutil.which("capsh") and facility([*CAPSH, "-c", "true"]))),
+    reason="running as root without capsh: root ignores file modes, so a read-only store cannot be made")
+
+
+def unprivileged(cmd: list[str]) -> list[str]:
+    """`cmd` run so that file modes apply (as root: without the capabilities that bypass them)."""
+    if os.geteuid() != 0:
+        return cmd
+    return [*CAPSH, "-c", 'exec "$0" "$@"', *cmd]

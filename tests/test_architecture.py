@@ -11,12 +11,12 @@ PACKAGE = Path(__file__).resolve().parent.parent / "memory_mcp"
 
 LAYERS: dict[str, set[str]] = {
     # the file format and its rules; the vocabulary every layer shares; no I/O but files
-    "truth": {"errors", "model", "files", "paths", "lifecycle", "dictionary", "secrets", "secret_rules", "layout",
-              "validate", "options", "results", "budget", "globs"},
+    "truth": {"errors", "model", "files", "paths", "edits", "lifecycle", "dictionary", "secrets", "secret_rules",
+              "layout", "validate", "options", "results", "budget", "globs"},
     # SQLite, the recall pipeline and the watcher: rebuilt from the files
     "derived": {"index", "schema", "reconcile", "textproc", "query", "ranking", "conflicts", "search", "watch", "notify"},
     # the only modules that run git
-    "git": {"history", "sync", "memmerge", "incoming", "lock", "gitremote"},
+    "git": {"history", "sync", "memmerge", "incoming", "lock", "gitlocks", "gitremote"},
     # the use cases and the facade over them
     "app": {"session", "access", "reads", "writes", "upkeep", "importing", "transfer", "scopes", "store"},
     # thin: parse, call the facade, render

@@ -8,7 +8,6 @@ a private user and mount namespace (unshare). Each runs a driver script that tal
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import sqlite3
 import subprocess
@@ -19,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from conftest import fm_file, git, make_store, new_id, open_server, server_env
+from reliability_support import facility, needs_capsh, unprivileged
 
 from memory_mcp.errors import IndexRebuilt
 from memory_mcp.store import Store
@@ -52,26 +52,6 @@ def run_driver(body: str, store: Path, wrap: Callable[[list[str]], list[str]], t
                           timeout=120)
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout.strip().splitlines()[-1])
-
-
-def facility(cmd: list[str]) -> bool:
-    try:
-        return subprocess.run(cmd, capture_output=True, timeout=20).returncode == 0
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-
-
-CAPSH = ["capsh", "--drop=cap_dac_override,cap_dac_read_search", "--"]
-needs_capsh = pytest.mark.skipif(
-    not (os.geteuid() != 0 or (shutil.which("capsh") and facility([*CAPSH, "-c", "true"]))),
-    reason="running as root without capsh: root ignores file modes, so a read-only store cannot be made")
-
-
-def unprivileged(cmd: list[str]) -> list[str]:
-    """`cmd` run so that file modes apply (as root: without the capabilities that bypass them)."""
-    if os.geteuid() != 0:
-        return cmd
-    return [*CAPSH, "-c", 'exec "$0" "$@"', *cmd]
 
 
 # ------------------------------------------------------------------ damaged index
