@@ -17,6 +17,7 @@ from git import GitCommandError
 from . import gitlocks
 from .errors import RepoBusy
 from .gitremote import RemoteOps
+from .layout import MEMORIES
 from .paths import shown
 
 __all__ = ["Commit", "Deletion", "GitCommandError", "HeadKeptMoving", "History"]
@@ -321,8 +322,10 @@ class History(RemoteOps):
             paths.append(entry[3:])
             if entry[0] in "RC":  # a rename is followed by its source path
                 paths.append(next(entries, ""))
-        # A name that is not UTF-8 is never indexed, so never committed (reconcile lists it).
-        paths = [p for p in paths if p and shown(p) == p]
+        # A name that is not UTF-8 is never indexed, so never committed (reconcile lists it); nor is
+        # anything below a memories/ that is a link (git refuses paths beyond one).
+        linked = (self.root / MEMORIES).is_symlink()
+        paths = [p for p in paths if p and shown(p) == p and not (linked and p.startswith(f"{MEMORIES}/"))]
         if wanted is None or few:
             return paths
         keep = set(wanted)

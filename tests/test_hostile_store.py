@@ -119,3 +119,24 @@ def test_watch_command_survives_a_file_name_that_is_not_utf8(tmp_path: Path) -> 
         proc.terminate()
         _, err = proc.communicate(timeout=10)
     assert "Traceback" not in err, err
+
+
+def test_a_hard_link_to_a_file_outside_and_a_linked_memories_folder_are_not_read(tmp_path: Path) -> None:
+    store = make_store(tmp_path / "store")
+    outside = tmp_path / "outside.md"
+    outside.write_text("# Outside\n\nhardlinkword lives outside the store\n")
+    os.link(outside, store / "memories" / "linked.md")
+    core = Store.open(store)
+    reasons = {u.path: u.reason for u in core.status().unindexed}
+    assert "hard link" in reasons["memories/linked.md"]
+    assert core.recall("hardlinkword").results == []
+    assert "linked.md" not in git(store, "ls-files")
+    (store / "memories" / "linked.md").unlink()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "far.md").write_text("# Far\n\nfarawayword is outside the store\n")
+    (store / "memories").rename(tmp_path / "memories-was")  # .gitkeep and all
+    (store / "memories").symlink_to(elsewhere)
+    recall = Store.open(store).recall("farawayword")
+    assert recall.results == [] and "symbolic link" in recall.coverage.note
+    core.close()
