@@ -26,6 +26,10 @@ async def test_feedback_on_a_hand_written_file_keeps_its_comments_bom_crlf_and_m
     os.chmod(path, 0o640)
     async with open_server(store) as s:
         await s.call("memory_feedback", id=mem_id, helpful=True)
+        new = await s.call("memory_remember", content="Kittiwake pages the on-call rota.")
+    umask = os.umask(0o022)
+    os.umask(umask)
+    assert os.stat(store / new["path"]).st_mode & 0o777 == 0o666 & ~umask  # a new file: the umask's mode
     data = path.read_bytes()
     assert data.startswith(codecs.BOM_UTF8) and b"\n" not in data.replace(b"\r\n", b"")
     after = data[len(codecs.BOM_UTF8):].decode().split("\r\n")
