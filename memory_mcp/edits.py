@@ -18,11 +18,13 @@ def edit(original: bytes, before: Memory, after: Memory) -> bytes:
     The frontmatter lines of the fields that changed are rewritten and the body replaced; every other
     line stays as it was. When that cannot be done line by line (no frontmatter yet, an unknown key
     changed, a changed key whose value spans several lines) the file is written whole."""
+    current = decode(original)
     changed = {f.name: field_text(after, f.name) for f in FIELDS
                if field_text(before, f.name) != field_text(after, f.name)}
     text = None
-    if before.extra == after.extra:
-        text = set_scalars(decode(original), changed, after.body)
+    # A file exactly as the server writes it is the server's own: written whole, in key order.
+    if before.extra == after.extra and current != serialize(before):
+        text = set_scalars(current, changed, after.body)
     return encode_like(text if text is not None else serialize(after), original)
 
 

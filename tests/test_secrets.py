@@ -255,7 +255,7 @@ async def test_hand_written_credential_is_indexed_flagged_and_never_committed(s:
         assert await s.recall_ids("gannet pipeline") == [nid]  # indexed like any file
         st = await s.raw("memory_status")
         flags = st.structured_content["secrets"]
-        assert flags == [{"path": "memories/gannet-ci.md", "kind": "GitLab token"}]
+        assert flags == [{"path": "memories/gannet-ci.md", "kind": "GitLab token", "committed": False}]
         assert "memories/gannet-ci.md: GitLab token" in st.content[0].text
         assert leaked(str(st.structured_content) + st.content[0].text, token) == []
         assert all(u["path"] != "memories/gannet-ci.md" for u in st.structured_content["unindexed"])
