@@ -125,15 +125,16 @@ def handle(event: str, payload: dict[str, Any], options: Options) -> str:
         return pre_tool_use(payload)
     if event == "Stop":
         return stop(payload)
-    scopes = open_scopes(payload, options, create=event == "SessionStart" and auto_memory_mode() == "import")
-    if scopes is None:
-        return ""
-    try:
-        if event == "SessionStart":
-            return session_start(payload, scopes)
-        if event == "UserPromptSubmit":
-            return user_prompt_submit(payload, scopes)
+    if event == "UserPromptSubmit":
+        return user_prompt_submit(payload, options)
+    if event != "SessionStart":
         raise ValueError(f"unknown hook event {event!r}; one of {', '.join(EVENTS)}")
+    roots = store_roots(payload, options, create=auto_memory_mode() == "import")
+    if not roots:
+        return ""
+    scopes = open_scopes(roots)
+    try:
+        return session_start(payload, scopes)
     finally:
         scopes.close()
 
@@ -148,12 +149,11 @@ def session_folder(payload: dict[str, Any]) -> Path:
     return Path(payload.get("cwd") or os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd())
 
 
-def open_scopes(payload: dict[str, Any], options: Options, create: bool = False) -> Scopes | None:
-    """The stores of this session that exist (a hook reads; it creates the project store only to
-    import auto memory into it). None when there is no store at all."""
+def store_roots(payload: dict[str, Any], options: Options, create: bool = False) -> dict[str, Path]:
+    """The stores of this session that exist, by scope, the project's first (a hook reads; it
+    creates the project store only to import auto memory into it)."""
     from . import scopes
     from .layout import is_store
-    from .store import Store
 
     if options.store is not None:
         pairs: list[tuple[str, Path | None]] = [(scopes.PROJECT, options.store.expanduser().resolve())]
@@ -162,13 +162,18 @@ def open_scopes(payload: dict[str, Any], options: Options, create: bool = False)
     else:
         config = scopes.project_scopes(session_folder(payload))
         pairs = [(scopes.PROJECT, config.project), (scopes.USER, config.user)]
-    opened: dict[str, Store] = {}
-    for name, root in pairs:
-        if root is None or not (is_store(root) or (create and name == scopes.PROJECT)):
-            continue
-        # Store calls wait up to a minute for a busy store; a hook waits a second, then gives up.
-        opened[name] = Store.open(root, lock_timeout=LOCK_WAIT_SECONDS)
-    return scopes.Scopes(opened) if opened else None
+    return {name: root for name, root in pairs
+            if root is not None and (is_store(root) or (create and name == scopes.PROJECT))}
+
+
+def open_scopes(roots: dict[str, Path]) -> Scopes:
+    """The stores of `roots` (not empty), opened; a missing project store is created."""
+    from .scopes import Scopes
+    from .store import Store
+
+    # Store calls wait up to a minute for a busy store; a hook waits a second, then gives up.
+    opened = {name: Store.open(root, lock_timeout=LOCK_WAIT_SECONDS) for name, root in roots.items()}
+    return Scopes(opened)
 
 
 # ------------------------------------------------------------------ SessionStart
@@ -249,20 +254,38 @@ def prompt_line(h: Hit, now: datetime | None = None) -> str:
     return f"- [{h.id}] {h.type}{state}{scope}, {age(h.updated, now)}: {h.title} - {excerpt}"
 
 
-def user_prompt_submit(payload: dict[str, Any], scopes: Scopes) -> str:
+def user_prompt_submit(payload: dict[str, Any], options: Options) -> str:
     """Recall on the prompt; the memories that clear the floor and are new to the session."""
     prompt = str(payload.get("prompt", "")).strip()
     if not prompt or prompt.startswith("/") or is_short(prompt):
         return ""
     state = hookstate.SessionState(str(payload.get("session_id", "")))
-    result = scopes.recall(None, Recall(prompt[:2000], limit=8))
-    lines = select(result.results, prompt, set(state.injected))
+    lines = select(prompt_hits(store_roots(payload, options), Recall(prompt[:2000], limit=8)),
+                   prompt, set(state.injected))
     if not lines:
         return ""
     state.add(_ID.findall("\n".join(lines)))
     state.save()
     header = "Stored memories (memory-mcp) that match this prompt; memory_read with an id gives the whole text:"
     return _output("UserPromptSubmit", "\n".join([header, *lines]))
+
+
+def prompt_hits(roots: dict[str, Path], opts: Recall) -> list[Hit]:
+    """Recall over the session's stores: from their indexes as they are when those are current (no
+    git, YAML or lock to load: the prompt hook's budget is 250 ms), else through the stores, which
+    reconcile first."""
+    from . import glance
+
+    if not roots:
+        return []
+    hits = glance.recall(roots, opts)
+    if hits is not None:
+        return hits
+    scopes = open_scopes(roots)
+    try:
+        return scopes.recall(None, opts).results
+    finally:
+        scopes.close()
 
 
 # ------------------------------------------------------------------ Stop

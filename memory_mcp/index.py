@@ -46,16 +46,23 @@ class Index:
     def open(cls, path: Path) -> Index:
         """Open (creating) the index at `path`; a schema from another version is rebuilt empty."""
         path.parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
-        conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute("PRAGMA synchronous=NORMAL")
-        conn.execute("PRAGMA busy_timeout=30000")
-        # SQLite's lower() folds ASCII only; the substring fallback must match `бд` in `СУБД` too.
-        conn.create_function("py_lower", 1, lambda t: t.lower() if isinstance(t, str) else t, deterministic=True)
-        index = cls(conn, path)
+        index = cls(_connect(path), path)
+        index.conn.execute("PRAGMA journal_mode=WAL")
         if index._schema_version() != SCHEMA_VERSION:
             index._drop_all()
         index._create()
+        return index
+
+    @classmethod
+    def open_existing(cls, path: Path) -> Index | None:
+        """The index at `path` when it exists with this version's schema, else None. Writes nothing
+        (`open` may drop every table): for a read that does not hold the store lock."""
+        if not path.is_file():
+            return None
+        index = cls(_connect(path), path)
+        if index._schema_version() != SCHEMA_VERSION:
+            index.close()
+            return None
         return index
 
     def close(self) -> None:
@@ -359,3 +366,11 @@ def _chunks(items: list[T], size: int) -> Iterator[list[T]]:
     for i in range(0, len(items), size):
         yield items[i : i + size]
 
+
+def _connect(path: Path) -> sqlite3.Connection:
+    conn = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
+    conn.execute("PRAGMA synchronous=NORMAL")
+    conn.execute("PRAGMA busy_timeout=30000")
+    # SQLite's lower() folds ASCII only; the substring fallback must match `бд` in `СУБД` too.
+    conn.create_function("py_lower", 1, lambda t: t.lower() if isinstance(t, str) else t, deterministic=True)
+    return conn

@@ -18,7 +18,7 @@ LAYERS: dict[str, set[str]] = {
     # the only modules that run git
     "git": {"history", "sync", "lock", "gitremote"},
     # the use cases and the facade over them
-    "app": {"session", "access", "reads", "writes", "upkeep", "importing", "transfer", "scopes", "store"},
+    "app": {"session", "access", "reads", "writes", "upkeep", "importing", "transfer", "scopes", "store", "glance"},
     # thin: parse, call the facade, render
     "adapters": {"server", "cli", "render", "progress", "claude_code", "demo", "httpserve", "hooks",
                  "installers", "hookstate", "plugin", "__init__", "__main__"},
@@ -32,7 +32,8 @@ ALLOWED: dict[str, set[str]] = {
     "adapters": set(),
 }
 # Adapters see the facade and the vocabulary it speaks, nothing below it.
-FACADE = {"store", "scopes", "results", "errors", "options", "model", "layout", "budget", "globs"}
+# `glance` is the hooks' lock-free read of an index that is current (see memory_mcp/glance.py).
+FACADE = {"store", "scopes", "glance", "results", "errors", "options", "model", "layout", "budget", "globs"}
 # Third-party packages only the adapters may import: nothing below them knows it is served over MCP.
 ADAPTER_ONLY = {"mcp", "starlette", "uvicorn", "pydantic", "anyio"}
 
