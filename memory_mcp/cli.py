@@ -54,7 +54,7 @@ def _parser() -> argparse.ArgumentParser:
     d.add_argument("--hook", action="store_true", help="print it as Claude Code SessionStart hook JSON")
     d.add_argument("--max-tokens", type=int, default=render.DIGEST_TOKENS, help="token budget of the digest")
     _user_store_option(d)
-    sub.add_parser("demo", parents=[common], help="a guided run on a new store (a temporary one without --store)")
+    sub.add_parser("demo", parents=[common], help="a guided run on a new temporary store (--store is refused)")
     sub.add_parser("watch", parents=[common], help="keep the index warm while you edit (foreground; Ctrl-C stops)")
     sub.add_parser("sync", parents=[common], help="pull from and push to the store's git remote")
     imp = sub.add_parser("import", parents=[common], help="import memories from another tool or an export")
@@ -123,7 +123,7 @@ def _store(args: argparse.Namespace) -> Store:
 def _demo(args: argparse.Namespace) -> int:
     from .demo import run
 
-    print(run(args.store))
+    print(run())
     return 0
 
 

@@ -22,10 +22,10 @@ EXAMPLES = [
 ]
 
 
-def run(root: Path | None) -> str:
-    """Create (or reuse) a store, remember, recall, edit a file by hand, recall again, show git log."""
-    root = root or Path(tempfile.mkdtemp(prefix="memory-mcp-demo-")) / "store"
-    store = Store.open(root)
+def run() -> str:
+    """On a new temporary store (never a real one: the demo writes memories and edits a file by
+    hand): remember, recall, edit a file, recall again, show git log."""
+    store = Store.open(Path(tempfile.mkdtemp(prefix="memory-mcp-demo-")) / "store")
     out = [f"store: {store.root}", ""]
     ids = []
     for title, content, kind, entities in EXAMPLES:

@@ -54,8 +54,8 @@ MIN_WORDS = 3
 EXCERPT_CHARS = 160
 WORK_TOOLS = frozenset({"Edit", "MultiEdit", "Write", "NotebookEdit", "Bash"})
 STOP_NOTE = ("memory-mcp: this session edited files or ran commands and recorded no memory. Durable "
-             "decisions, preferences and gotchas found in it can be recorded with the memory_remember tool; "
-             "they are then recalled in later sessions.")
+             "decisions, preferences and gotchas (type knowledge) found in it can be recorded with the "
+             "memory_remember tool; they are then recalled in later sessions.")
 _ID = re.compile(r"\[([0-9A-HJKMNP-TV-Z]{26})\]")
 
 
@@ -151,7 +151,9 @@ def session_folder(payload: dict[str, Any]) -> Path:
 
 def store_roots(payload: dict[str, Any], options: Options, create: bool = False) -> dict[str, Path]:
     """The stores of this session that exist, by scope, the project's first (a hook reads; it
-    creates the project store only to import auto memory into it)."""
+    creates the project store only to import auto memory into it, and only the one found from the
+    git root: a store the command line names and that is gone was moved, and recreating it empty
+    would hide the memories)."""
     from . import scopes
     from .layout import is_store
 
@@ -162,8 +164,8 @@ def store_roots(payload: dict[str, Any], options: Options, create: bool = False)
     else:
         config = scopes.project_scopes(session_folder(payload))
         pairs = [(scopes.PROJECT, config.project), (scopes.USER, config.user)]
-    return {name: root for name, root in pairs
-            if root is not None and (is_store(root) or (create and name == scopes.PROJECT))}
+    return {name: root for name, root in pairs if root is not None
+            and (is_store(root) or (create and name == scopes.PROJECT and options.store is None))}
 
 
 def open_scopes(roots: dict[str, Path]) -> Scopes:

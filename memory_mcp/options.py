@@ -7,8 +7,8 @@ value is refused with the same coded error whichever adapter built the object.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, fields
 from typing import Any, TypeVar
 
 # Called with (done, total) as a long operation (reindex, import, sync) goes.
@@ -17,30 +17,27 @@ Progress = Callable[[int, int], None]
 
 @dataclass(frozen=True)
 class Remember:
-    """memory_remember: a new memory and what it replaces."""
+    """memory_remember: a new memory's text, and the frontmatter fields its caller sets.
+
+    `fields` holds, by name, the values of the fields `model.settable("remember")` lists (type,
+    trust, entities, ...), as the caller sent them; a field left out takes its declared default. One
+    mapping rather than one attribute each, so a field declared settable in `model.Memory` needs no
+    change here (docs/contributing.md)."""
 
     content: str
     title: str | None = None
-    type: str = "fact"
-    entities: Sequence[str] = ()
-    trust: str = "agent-inferred"
-    source: str = ""
-    supersedes: Sequence[str] = ()
-    review_after: str | None = None
+    fields: Mapping[str, object] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
 class Update:
-    """memory_update: the fields to change; None leaves a field as it is."""
+    """memory_update: the text, title or fields (`model.settable("update")`, by name in `fields`) to
+    change; a field that is absent or None stays as it is."""
 
     id: str
     content: str | None = None
     title: str | None = None
-    entities: Sequence[str] | None = None
-    type: str | None = None
-    trust: str | None = None
-    source: str | None = None
-    review_after: str | None = None
+    fields: Mapping[str, object] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -90,8 +87,15 @@ T = TypeVar("T")
 
 
 def build(kind: type[T], args: tuple[Any, ...], kwargs: dict[str, Any]) -> T:
-    """`kind` from a facade call: either the options object itself, or its fields (what a test or a
-    script writes: `store.remember("text", type="decision")`)."""
+    """`kind` from a facade call: either the options object itself, or its attributes (what a test or
+    a script writes: `store.remember("text", type="decision")`). A keyword that is not an attribute
+    of `kind` but `kind` has `fields` goes into `fields`: the frontmatter values it sets."""
     if len(args) == 1 and not kwargs and isinstance(args[0], kind):
         return args[0]
+    own = {f.name for f in fields(kind)}  # type: ignore[arg-type]
+    if "fields" in own:
+        extra = {k: v for k, v in kwargs.items() if k not in own}
+        kwargs = {k: v for k, v in kwargs.items() if k in own}
+        if extra:
+            kwargs["fields"] = {**kwargs.get("fields", {}), **extra}
     return kind(*args, **kwargs)

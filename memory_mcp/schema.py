@@ -3,6 +3,7 @@ search applies in SQL. `index.Index` runs the statements; this module only defin
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
 from dataclasses import dataclass
@@ -12,9 +13,7 @@ from . import textproc
 from .model import FIELDS, FieldSpec
 from .ranking import WITHHOLD_AT
 
-# --- FTS table definitions (tokenizers and bm25 column weights); bump SCHEMA_VERSION on change ---
-# The index holds textproc's terms (fts_stem), so their version is part of the schema's.
-SCHEMA_VERSION = "3." + textproc.TERMS_VERSION
+# --- FTS table definitions (tokenizers and bm25 column weights) ---
 # Title weight 1, not 10: the title is also the body's first line (compose_body), so it already
 # counts twice; 10 over-rewarded the first 120 characters (LoCoMo R@5 56.0 -> 57.4, XQuAD ru R@1
 # 0.899 -> 0.914 on title weight 10 -> 1; docs/recall-eval.md).
@@ -124,6 +123,11 @@ SCHEMA = _SCHEMA_TEMPLATE.format(HIDDEN=HIDDEN, memories_table="CREATE TABLE IF 
     f"{name} {_DERIVED_COLUMNS[name] if name in _DERIVED_COLUMNS else _column_type(INDEXED[name])}"
     for name in _COLUMNS) + "\n)")
 ROW_COLUMNS = ", ".join(f"m.{name}" for name in _COLUMNS)
+# An index whose schema_version differs is rebuilt from the files when opened. The version follows
+# the table definitions and textproc's terms (what fts_stem holds) by itself, so a new column needs
+# no bump; bump the leading number when what a column holds changes but its definition does not.
+SCHEMA_VERSION = "3.{}.{}".format(textproc.TERMS_VERSION, hashlib.sha256(
+    (SCHEMA + repr(sorted((name, spec) for name, (spec, _) in FTS_TABLES.items()))).encode()).hexdigest()[:8])
 INSERT_COLUMNS = tuple(name for name in _COLUMNS if name != "rowid")
 INSERT = (f"INSERT INTO memories({', '.join(INSERT_COLUMNS)})"
            f" VALUES ({','.join('?' * len(INSERT_COLUMNS))})")

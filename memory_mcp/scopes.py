@@ -32,7 +32,9 @@ USER_ROOT_ENV = "MEMORY_MCP_USER_ROOT"
 HOME_ENV = "MEMORY_MCP_HOME"
 PROJECT_FOLDER = ".memory"  # a project's own store, inside its repository, when it has one
 # Commands that may be given a store path that does not exist yet: they are how one is made.
-CREATES_NAMED = frozenset({"init", "install", "demo"})  # demo: "a guided run on a new store"
+CREATES_NAMED = frozenset({"init", "install"})
+# Commands that never open a named store (the demo makes its own temporary one).
+NO_NAMED_STORE = frozenset({"demo"})
 
 
 def memory_home() -> Path:
@@ -93,7 +95,10 @@ def check_named_store(store: Path | None, command: str) -> None:
     every command but those that create stores: a typo must not quietly start an empty store."""
     env = os.environ.get("MEMORY_MCP_ROOT")
     named, by = (store, "--store") if store is not None else (Path(env) if env else None, "MEMORY_MCP_ROOT")
-    if named is None or command in CREATES_NAMED or named.expanduser().exists():
+    if command in NO_NAMED_STORE and store is not None:
+        raise InvalidArgument(f"`{command}` runs on a new temporary store only, so it never writes into a real "
+                              "one; run it without --store.")
+    if named is None or command in CREATES_NAMED | NO_NAMED_STORE or named.expanduser().exists():
         return
     shown = named.expanduser().resolve()
     raise InvalidArgument(f"no memory store at {shown} (named by {by}); create it with "

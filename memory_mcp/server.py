@@ -4,6 +4,7 @@ Each tool returns structured content (its dataclass is the published output sche
 text rendering for the model, which reads `content`, not the structured copy.
 """
 
+import inspect
 import logging
 import threading
 from collections.abc import Callable
@@ -29,7 +30,7 @@ from pydantic import BaseModel, Field, PrivateAttr, ValidationError
 
 from . import options, render
 from .errors import Declined, Internal, InvalidArgument, StoreError, UnknownTool
-from .model import Decision, ForgetMode, MemoryType, Trust
+from .model import Decision, FieldSpec, ForgetMode, MemoryType, Tool, Trust, settable
 from .results import (
     FeedbackResult,
     ForgetResult,
@@ -94,6 +95,41 @@ DecisionArg = _choices(Decision)
 ScopeArg = Literal["project", "user"]
 _SCOPE_HELP = ("project or user store, when the server serves both (started with --user-store); "
                "default: project")
+
+
+_KIND_ARG: dict[str, Any] = {"list": list[str], "text": str, "date": str, "number": float}
+
+
+def _field_arg(spec: FieldSpec, tool: Tool) -> inspect.Parameter:
+    """The tool parameter for a frontmatter field `tool` may set, typed and described from its
+    declaration in `model.Memory`. For memory_update every field is optional (None: unchanged)."""
+    kind: Any = _choices(spec.enum) if spec.enum is not None else _KIND_ARG[spec.kind]
+    default: Any = None
+    if tool == "update":
+        kind = kind | None
+    elif spec.kind == "list":
+        default = []
+    else:
+        default = spec.enum(str(spec.default)).value if spec.enum is not None else spec.default
+        if default is None:
+            kind = kind | None
+    description = spec.description + (", or '' to clear" if tool == "update" and spec.kind == "date" else "")
+    return inspect.Parameter(spec.name, inspect.Parameter.KEYWORD_ONLY, default=default,
+                             annotation=Annotated[kind, Field(description=description)])
+
+
+def _with_fields(tool: Tool) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Publish a tool function's `**fields` as one parameter per field `tool` may set
+    (`model.settable`), placed before `scope`: a field declared settable needs no code here."""
+    def publish(fn: Callable[..., Any]) -> Callable[..., Any]:
+        sig = inspect.signature(fn)
+        own = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in sig.parameters.values()
+               if p.kind is not inspect.Parameter.VAR_KEYWORD]
+        at = next((i for i, p in enumerate(own) if p.name == "scope"), len(own))
+        added = [_field_arg(spec, tool) for spec in settable(tool)]
+        fn.__signature__ = sig.replace(parameters=[*own[:at], *added, *own[at:]])  # type: ignore[attr-defined]
+        return fn
+    return publish
 
 
 class PurgeConfirmation(BaseModel):
@@ -190,21 +226,16 @@ def build_server(root: Path | None = None, user_root: Path | None = None,
 
 def _add_memory_tools(mcp: MCPServer, call: _Calls) -> None:
     @mcp.tool(title="Remember", annotations=_WRITE, meta=_ALWAYS_LOAD)
+    @_with_fields("remember")
     async def memory_remember(
         content: Annotated[str, Field(description="The memory: a few sentences of markdown, one fact or decision")],
         title: Annotated[str | None, Field(description="Short title; derived from the content when omitted")] = None,
-        type: Annotated[MemoryTypeArg, Field(description="What kind of memory")] = "fact",
-        entities: Annotated[list[str], Field(description="Tools, services, repos it is about")] = [],  # noqa: B006
-        trust: Annotated[TrustArg, Field(description="user-stated when the user said it")] = "agent-inferred",
-        source: Annotated[str, Field(description="Where it came from, e.g. 'session 2026-08-24'")] = "",
-        supersedes: Annotated[list[str], Field(description="Ids of memories this one replaces")] = [],  # noqa: B006
-        review_after: Annotated[str | None, Field(description="YYYY-MM-DD to review it")] = None,
         scope: Annotated[ScopeArg | None, Field(description=_SCOPE_HELP)] = None,
+        **fields: Any,
     ) -> Annotated[CallToolResult, RememberResult]:
         """Store a durable memory (a file in the git-backed store). Returns its id, and `conflicts`:
         existing memories it may contradict, to settle with memory_resolve."""
-        opts = options.Remember(content=content, title=title, type=type, entities=entities, trust=trust, source=source,
-                        supersedes=supersedes, review_after=review_after)
+        opts = options.Remember(content=content, title=title, fields=fields)
         r = await call(lambda s: s.store(scope).remember(opts))
         return _answer(r, render.remember(r))
 
@@ -241,19 +272,15 @@ def _add_memory_tools(mcp: MCPServer, call: _Calls) -> None:
 
 def _add_change_tools(mcp: MCPServer, call: _Calls) -> None:
     @mcp.tool(title="Update a memory", annotations=_WRITE)
+    @_with_fields("update")
     async def memory_update(
-        id: str,
-        content: str | None = None,
-        title: str | None = None,
-        entities: list[str] | None = None,
-        type: MemoryTypeArg | None = None,
-        trust: TrustArg | None = None,
-        source: str | None = None,
-        review_after: Annotated[str | None, Field(description="YYYY-MM-DD, or '' to clear")] = None,
+        id: Annotated[str, Field(description="Memory id")],
+        content: Annotated[str | None, Field(description="New text; None keeps it")] = None,
+        title: Annotated[str | None, Field(description="New title; None keeps it")] = None,
+        **fields: Any,
     ) -> Annotated[CallToolResult, ReadResult]:
         """Change a memory's text or fields in place. State changes go through memory_forget/memory_resolve."""
-        opts = options.Update(id=id, content=content, title=title, entities=entities, type=type, trust=trust,
-                      source=source, review_after=review_after)
+        opts = options.Update(id=id, content=content, title=title, fields=fields)
         r = await call(lambda s: s.owner(id).update(opts))
         return _answer(r, render.read(r))
 

@@ -5,10 +5,21 @@ kind of credential, never the value."""
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from datetime import date, datetime
 
 from .errors import InvalidArgument, SecretDetected, TooLarge
-from .model import CONTENT_MAX, ENTITIES_MAX, ENTITY_MAX, SOURCE_MAX, TITLE_MAX, Tool, enum_value, settable
+from .model import (
+    CONTENT_MAX,
+    ENTITIES_MAX,
+    ENTITY_MAX,
+    SOURCE_MAX,
+    TITLE_MAX,
+    FieldSpec,
+    Tool,
+    enum_value,
+    settable,
+)
 from .secrets import Finding, scan
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
@@ -74,27 +85,43 @@ def kinds(found: list[Finding]) -> str:
     return "; ".join(f"{f.kind} on line {f.line}" for f in found)
 
 
-def settable_values(opts: object, tool: Tool) -> dict[str, object]:
-    """The frontmatter values `opts` sets for the fields `tool` may set (model.settable), each
-    checked by its kind; a field `opts` leaves None is absent. Entity names are not normalised here:
-    that needs the store's dictionary."""
+def _field_value(spec: FieldSpec, value: object) -> object:
+    """One value a caller sets, checked by its field's kind (a script may pass anything)."""
+    if spec.kind == "enum" and spec.enum is not None:
+        return enum_value(spec.enum, value, spec.name)
+    if spec.kind == "list":
+        if isinstance(value, str) or not isinstance(value, (list, tuple)) or \
+                not all(isinstance(v, str) for v in value):
+            raise InvalidArgument(f"{spec.name} must be a list of strings.")
+        if spec.name == "entities":
+            return check_entities(list(value))
+        check_inputs(**{spec.name: list(value)})
+        return list(dict.fromkeys(v for v in value if v.strip()))
+    if spec.kind == "number":
+        low, high = spec.bounds or (float("-inf"), float("inf"))
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
+            raise InvalidArgument(f"{spec.name} must be a number from {low} to {high}.")
+        return float(value)
+    if not isinstance(value, str):
+        raise InvalidArgument(f"{spec.name} must be a string.")
+    if spec.kind == "date":
+        return check_date(value, spec.name)
+    check_short(**{spec.name: value})
+    return " ".join(value.split())
+
+
+def settable_values(given: Mapping[str, object], tool: Tool) -> dict[str, object]:
+    """The frontmatter values `given` (an options object's `fields`) sets for the fields `tool` may
+    set (model.settable), each checked by its kind; a field given as None is absent. A name `tool`
+    may not set is refused. Entity names are not normalised here: that needs the store's dictionary."""
+    specs = settable(tool)
+    unknown = sorted(set(given) - {spec.name for spec in specs})
+    if unknown:
+        raise InvalidArgument(f"memory_{tool} cannot set {', '.join(unknown)}; it sets "
+                              f"{', '.join(spec.name for spec in specs)}.")
     out: dict[str, object] = {}
-    for spec in settable(tool):
-        value = getattr(opts, spec.name)
-        if value is None:
-            continue
-        if spec.kind == "enum" and spec.enum is not None:
-            out[spec.name] = enum_value(spec.enum, value, spec.name)
-        elif spec.kind == "list" and spec.name == "entities":
-            out[spec.name] = check_entities(list(value))
-        elif spec.kind == "list":
-            check_inputs(**{spec.name: list(value)})
-            out[spec.name] = list(dict.fromkeys(v for v in value if v.strip()))
-        elif spec.kind == "date":
-            out[spec.name] = check_date(value, spec.name)
-        elif spec.kind == "text":
-            check_short(**{spec.name: value})
-            out[spec.name] = " ".join(str(value).split())
-        else:
-            out[spec.name] = value
+    for spec in specs:
+        value = given.get(spec.name)
+        if value is not None:
+            out[spec.name] = _field_value(spec, value)
     return out

@@ -37,9 +37,9 @@ _STATE_OF = {ForgetMode.ARCHIVE: State.ARCHIVED, ForgetMode.DEPRECATE: State.DEP
 def remember(session: Session, opts: Remember) -> RememberResult:
     """Write a new memory (or return the existing one with the same content), run the conflict gate."""
     check_text(opts.content, opts.title, None)
-    values = settable_values(opts, "remember")
-    values.pop("supersedes", None)  # linked by lifecycle.apply_supersede, once each target is checked
-    targets = [check_id(t) for t in dict.fromkeys(opts.supersedes)]
+    values = settable_values(opts.fields, "remember")
+    # Linked by lifecycle.apply_supersede, once each target is checked.
+    targets = [check_id(t) for t in values.pop("supersedes", [])]  # type: ignore[attr-defined]
     body = compose_body(opts.content, opts.title)
     with session.call() as index:
         names, unknown = session.dictionary.normalise_all(list(values.pop("entities", [])))  # type: ignore[call-overload]
@@ -78,7 +78,7 @@ def update(session: Session, opts: Update) -> str:
     """Change a memory's text or fields in place (state moves go through forget/resolve); returns
     the memory's id (a file without an id of its own gets a permanent one)."""
     check_text(opts.content, opts.title, None)
-    settable_values(opts, "update")  # refuse a bad value before taking the lock
+    settable_values(opts.fields, "update")  # refuse a bad value before taking the lock
     with session.call() as index:
         loaded = load(session, index, opts.id)
         mem = loaded.mem
@@ -106,7 +106,7 @@ def _apply_update(session: Session, mem: Memory, opts: Update) -> list[str]:
     elif opts.title is not None and opts.title.strip() and opts.title.strip() != mem.title:
         mem.body = _retitle(mem.body, opts.title.strip())
         changed.append("title")
-    for name, value in settable_values(opts, "update").items():
+    for name, value in settable_values(opts.fields, "update").items():
         if name == "entities":
             value = session.dictionary.normalise_all(value)[0]  # type: ignore[arg-type]
         setattr(mem, name, value)

@@ -123,9 +123,37 @@ def test_help_lists_the_commands(tmp_path: Path) -> None:
 
 
 def test_demo_runs_the_whole_loop_on_a_new_store(tmp_path: Path) -> None:
-    store = tmp_path / "demo"
-    done = run("demo", "--store", str(store), home=tmp_path)
+    done = run("demo", home=tmp_path, env={"TMPDIR": str(tmp_path)})
     assert done.returncode == 0, done.stderr
     assert "1 file change(s) picked up" in done.stdout and "Raised to 3600 seconds" in done.stdout
+    store = Path(done.stdout.splitlines()[0].removeprefix("store: "))
+    assert store.is_relative_to(tmp_path) and not (tmp_path / ".memory-mcp").exists()
     log = git(store, "log", "--format=%s").splitlines()
     assert log[0].startswith("reconcile:") and sum(s.startswith("remember:") for s in log) == 3
+
+
+@pytest.mark.parametrize("where", ["after", "before"])
+def test_demo_with_a_real_store_is_refused_and_writes_nothing(cli_store: tuple[Path, Path, str], where: str) -> None:
+    # `memory-mcp --store <real store> demo` wrote three demo memories and a hand edit into that store.
+    store, home, _ = cli_store
+    before = commit_count(store), sorted((store / "memories").rglob("*"))
+    args = ("demo", "--store", str(store)) if where == "after" else ("--store", str(store), "demo")
+    done = run(*args, home=home)
+    assert done.returncode == 2 and done.stdout == ""
+    assert "[invalid_argument]" in done.stderr and "temporary store only" in done.stderr
+    assert (commit_count(store), sorted((store / "memories").rglob("*"))) == before
+
+
+@pytest.mark.parametrize("command", [["status"], ["recall", "x"], ["digest"], ["export"], ["reindex"], ["serve"]])
+def test_a_mistyped_store_is_refused_not_created_empty(tmp_path: Path, command: list[str]) -> None:
+    # `memory-mcp --store /nonexistent/deep/path status` printed "0 memories (empty)", exited 0 and
+    # made the folders: a user thinks the memories are gone, and a moved store came back empty.
+    missing = tmp_path / "nonexistent" / "deep" / "path"
+    for args, env in ((["--store", str(missing), *command], None), (command, {"MEMORY_MCP_ROOT": str(missing)})):
+        done = run(*args, home=tmp_path, env=env)
+        assert done.returncode == 2 and done.stdout == ""
+        assert str(missing) in done.stderr and f"memory-mcp init {missing}" in done.stderr
+        assert done.stderr.count("\n") == 1
+        assert not (tmp_path / "nonexistent").exists()
+    done = run("init", str(missing), home=tmp_path)
+    assert done.returncode == 0 and (missing / "memories").is_dir()

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import fields, replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -139,3 +141,42 @@ def test_settable_names_the_tool_parameters() -> None:
                                                       "supersedes"]
     assert [f.name for f in settable("update")] == ["type", "trust", "entities", "source", "review_after"]
     assert all(f.description for f in FIELDS)
+
+
+def _tool_schemas(tmp_path: Path) -> dict[str, dict[str, Any]]:
+    import asyncio
+
+    from memory_mcp.server import build_server
+
+    server = build_server(tmp_path / "store")  # the store opens on the first call only
+    return {t.name: t.input_schema for t in asyncio.run(server.list_tools())}
+
+
+def test_a_settable_field_is_a_tool_parameter_with_its_declared_type_and_description(tmp_path: Path) -> None:
+    # Declaring a field settable is the whole change: the tool schemas follow from the declaration.
+    schemas = _tool_schemas(tmp_path)
+    for tool, own in (("remember", {"content", "title", "scope"}), ("update", {"id", "content", "title"})):
+        props = schemas[f"memory_{tool}"]["properties"]
+        assert set(props) == own | {f.name for f in settable(tool)}
+        for f in settable(tool):
+            assert props[f.name]["description"].startswith(f.description)
+            text = json.dumps(props[f.name])
+            if f.enum is not None:
+                assert all(f'"{e.value}"' in text for e in f.enum), f.name
+            assert ('"array"' in text) == (f.kind == "list"), f.name
+        assert schemas[f"memory_{tool}"]["required"] == (["content"] if tool == "remember" else ["id"])
+    assert schemas["memory_remember"]["properties"]["type"]["default"] == "fact"
+
+
+@pytest.mark.parametrize(("given", "message"), [
+    ({"colour": "red"}, "memory_remember cannot set colour"),
+    ({"entities": "ci"}, "entities must be a list of strings"),
+    ({"source": 3}, "source must be a string"),
+    ({"type": "gotcha"}, "type"),
+])
+def test_settable_values_refuses_what_the_declaration_does_not_allow(given: dict[str, object], message: str) -> None:
+    from memory_mcp.errors import InvalidArgument
+    from memory_mcp.validate import settable_values
+
+    with pytest.raises(InvalidArgument, match=message):
+        settable_values(given, "remember")

@@ -261,3 +261,12 @@ def test_memories_for_a_file_and_once_per_session(tmp_path: Path) -> None:
     payload = {"cwd": str(tmp_path), "tool_name": "Read", "tool_input": {"file_path": str(tmp_path / "README.md")}}
     assert hooks.pre_tool_use_paths(payload, pairs, state) == ["B"]
     assert hooks.pre_tool_use_paths(payload, pairs, state) == []
+
+
+def test_session_start_hook_does_not_recreate_a_moved_store_empty(env: dict[str, str], tmp_path: Path) -> None:
+    # A hook configured with `--store PATH` recreated an empty store at PATH after the store was
+    # moved, so the next session saw no memories at all and a second, empty store appeared.
+    moved = tmp_path / "moved" / "store"
+    done = hook(env, "SessionStart", common(env, "SessionStart", source="startup"), "--store", str(moved))
+    assert done.returncode == 0 and done.stdout == ""
+    assert not moved.exists() and not moved.parent.exists()

@@ -53,3 +53,19 @@ def test_tool_schemas_take_their_enumerations_from_the_model(tmp_path: Path) -> 
     assert enum_of("memory_forget", "mode") == [e.value for e in ForgetMode]
     assert enum_of("memory_resolve", "decision") == [e.value for e in Decision]
 
+
+
+def test_every_gotcha_the_docs_mention_says_its_type_is_knowledge() -> None:
+    # README and the server once told agents to remember "gotchas", a type that does not exist, so an
+    # agent wrote `type: gotcha` and was refused. Every paragraph that uses the word names the type.
+    from memory_mcp.hooks import STOP_NOTE
+    from memory_mcp.server import INSTRUCTIONS
+
+    repo = Path(__file__).resolve().parent.parent
+    texts = {"README.md": README, "server instructions": INSTRUCTIONS, "Stop hook note": STOP_NOTE}
+    for doc in ("plugin/skills/memory/SKILL.md", "plugin/commands/remember.md", "plugin/commands/recall.md"):
+        texts[doc] = (repo / doc).read_text(encoding="utf-8")
+    for name, text in texts.items():
+        for paragraph in re.split(r"\n\s*\n|\n(?=- )", text):
+            if "gotcha" in paragraph.lower():
+                assert "knowledge" in paragraph, f"{name} says gotcha without its type: {paragraph!r}"
