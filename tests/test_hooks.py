@@ -126,6 +126,97 @@ def test_plugin_hooks_choose_the_project_and_user_stores_without_flags(env: dict
     assert "Deploy on tags" in text and "British" in text
 
 
+# ------------------------------------------------------------------ the prompt hook's read path
+def settled(root: Path) -> None:
+    """Make a store's index current the way time does: files older than the last walk's start by more
+    than the racy margin (set back a minute here, rather than waiting), then one walk (a CLI call)."""
+    past = time.time() - 60
+    for path in (root / "memories").rglob("*.md"):
+        os.utime(path, (past, past))
+    Store.open(root).close()
+    subprocess.run([str(EXE), "status", "--store", str(root)], capture_output=True, check=True)
+
+
+def test_prompt_hook_on_a_current_index_loads_no_git_yaml_or_store(env: dict[str, str], tmp_path: Path) -> None:
+    import sys
+
+    eval_store(tmp_path / "store")
+    settled(tmp_path / "store")
+    payload = common(env, "UserPromptSubmit", prompt="customers are getting duplicate invoices from stripe again")
+    done = subprocess.run([sys.executable, "-X", "importtime", str(EXE), "hook", "UserPromptSubmit", "--store",
+                           str(tmp_path / "store")], input=json.dumps(payload), capture_output=True, text=True,
+                          env=env, timeout=60)
+    assert "Stripe webhook retries" in done.stdout
+    loaded = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
+    assert "memory_mcp.glance" in loaded
+    assert not loaded & {"git", "yaml", "ulid", "memory_mcp.store", "memory_mcp.session", "memory_mcp.secrets"}
+
+
+def test_prompt_hook_sees_hand_edits_and_deletions_made_since_the_last_reconcile(
+        env: dict[str, str], tmp_path: Path) -> None:
+    root = tmp_path / "store"
+    ids = eval_store(root)
+    settled(root)
+    store = Store.open(root)
+    stripe, flags = (root / store.read(ids[k]).path for k in ("stripe-webhook", "feature-flags"))
+    store.close()
+    # By hand, with no server running: one memory is rewritten to be about something else, one deleted.
+    stripe.write_text(stripe.read_text().replace("Stripe webhook retries caused duplicate invoices",
+                                                 "Paddle webhook retries caused duplicate receipts"))
+    flags.unlink()
+    args = ("--store", str(root))
+    edited = hook(env, "UserPromptSubmit", common(env, "UserPromptSubmit", "a",
+                                                   prompt="paddle webhook retries made duplicate receipts"), *args)
+    assert "Paddle webhook retries caused duplicate receipts" in edited.stdout
+    gone = hook(env, "UserPromptSubmit", common(env, "UserPromptSubmit", "b",
+                                                 prompt="where do the feature flags live, which flags file"), *args)
+    assert ids["feature-flags"] not in gone.stdout
+
+
+def test_index_is_current_only_when_a_reconcile_would_find_nothing(tmp_path: Path) -> None:
+    from memory_mcp import reconcile
+    from memory_mcp.dictionary import DICTIONARY, Dictionary
+    from memory_mcp.index import Index
+    from memory_mcp.layout import index_path
+
+    root = tmp_path / "store"
+    eval_store(root)
+    settled(root)
+
+    def current() -> bool:
+        index = Index.open_existing(index_path(root))
+        assert index is not None
+        try:
+            return reconcile.current(root, index, Dictionary.load(root / DICTIONARY))
+        finally:
+            index.close()
+
+    assert current()
+    (root / "memories" / "notes.txt").write_text("not a memory")  # not walked: still current
+    (root / "memories" / ".hidden.md").write_text("hidden")
+    assert current()
+    new = root / "memories" / "new.md"
+    new.write_text("---\ntitle: New\n---\nA new note.\n")
+    assert not current()
+    new.unlink()
+    assert current()
+    victim = next(p for p in sorted((root / "memories").rglob("*.md")) if not p.name.startswith("."))
+    old = victim.stat()
+    victim.write_bytes(victim.read_bytes() + b" ")  # same mtime set back below: the size tells
+    os.utime(victim, ns=(old.st_atime_ns, old.st_mtime_ns))
+    assert not current()
+    settled(root)
+    assert current()
+    victim.unlink()
+    assert not current()
+    settled(root)
+    with open(root / DICTIONARY, "a") as f:
+        f.write("- billing: the billing service\n")
+    assert not current()
+    (root / ".derived" / "index.sqlite3").unlink()
+    assert Index.open_existing(index_path(root)) is None
+
+
 # ------------------------------------------------------------------ Stop
 def transcript(path: Path, tools: list[str]) -> Path:
     lines = [{"type": "user", "message": {"role": "user", "content": "fix the bug"}}]
