@@ -84,6 +84,7 @@ class Row:
     distinct_from: list[str]
     deprecated_reason: str | None
     feedback: float
+    paths: list[str]
     content_key: str
     body_sha: str
     provisional: bool
@@ -167,6 +168,7 @@ class RowFilter:
     types: frozenset[str] = frozenset()
     entities: tuple[str, ...] = ()  # a memory must carry at least one of these (any case)
     withhold_at: float | None = None  # feedback at or below this is left out
+    with_paths: bool = False  # only memories with `paths:` globs (file-aware memories)
 
     def sql(self) -> tuple[str, list[object]]:
         """The conditions over `memories m`, each prefixed with AND, and their arguments."""
@@ -184,6 +186,8 @@ class RowFilter:
         if self.withhold_at is not None:
             parts.append("m.feedback > ?")
             args.append(self.withhold_at)
+        if self.with_paths:
+            parts.append("m.paths != '[]'")
         return "".join(f" AND {p}" for p in parts), args
 
     def against(self, rowid: str) -> tuple[str, str, list[object]]:

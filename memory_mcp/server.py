@@ -6,6 +6,7 @@ text rendering for the model, which reads `content`, not the structured copy.
 
 import inspect
 import logging
+import os
 import threading
 from collections.abc import Callable
 from dataclasses import asdict
@@ -28,7 +29,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field, PrivateAttr, ValidationError
 
-from . import options, render
+from . import globs, options, render
 from .errors import Declined, Internal, InvalidArgument, StoreError, UnknownTool
 from .model import Decision, FieldSpec, ForgetMode, MemoryType, Tool, Trust, settable
 from .results import (
@@ -41,7 +42,7 @@ from .results import (
     ResolveResult,
     StatusResult,
 )
-from .scopes import ScopeConfig, Scopes
+from .scopes import ScopeConfig, Scopes, project_root
 
 if TYPE_CHECKING:
 
@@ -204,6 +205,12 @@ class _Calls:
             raise ToolError(str(Internal(f"{type(e).__name__}: {e}"))) from None
 
 
+def _project_root() -> Path:
+    """The project a `file` argument is relative to: Claude Code's $CLAUDE_PROJECT_DIR, else the
+    git root of the folder the server runs in."""
+    return project_root(Path(os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd()))
+
+
 def _answer(result: Any, text: str) -> CallToolResult:
     """The tool result: a compact text for the model, the dataclass as structured content."""
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=asdict(result))
@@ -251,12 +258,14 @@ def _add_memory_tools(mcp: MCPServer, call: _Calls) -> None:
         diversity: Annotated[float, Field(ge=0, le=1, description="0 = by relevance; higher spreads results")] = 0.0,
         min_score: Annotated[float, Field(ge=0, description="Drop results scoring below this")] = 0.0,
         scope: Annotated[ScopeArg | None, Field(description="Only this store; default: project then user")] = None,
+        file: Annotated[str, Field(description="A file (absolute, or relative to the project root): lists the "
+                                               "memories whose paths globs match it; not with query")] = "",
     ) -> Annotated[CallToolResult, RecallResult]:
         """Search long-term memory. Returns id, title and excerpt per memory (memory_read for the whole
         text). With no query and entities/types, lists matching memories newest first."""
         opts = options.Recall(query=query, limit=limit, types=types, entities=entities, include_archived=include_archived,
                       include_deprecated=include_deprecated, max_tokens=max_tokens, diversity=diversity,
-                      min_score=min_score)
+                      min_score=min_score, file=globs.project_relative(file, _project_root()) if file else "")
         r = await call(lambda s: s.recall(scope, opts))
         return _answer(r, render.recall(r))
 

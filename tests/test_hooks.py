@@ -343,15 +343,42 @@ def test_glob_match(pattern: str, path: str, matches: bool) -> None:
     assert globs.glob_match(pattern, path) is matches
 
 
-def test_memories_for_a_file_and_once_per_session(tmp_path: Path) -> None:
-    pairs = [("A", ["src/billing/**"]), ("B", ["*.md"]), ("C", ["src/*/models.py"])]
-    assert globs.memories_for_file(str(tmp_path / "src/billing/models.py"), tmp_path, pairs) == ["A", "C"]
-    assert globs.memories_for_file("README.md", tmp_path, pairs) == ["B"]
-    assert globs.memories_for_file("/elsewhere/README.md", tmp_path, pairs) == []
-    state = hookstate.SessionState("s", tmp_path)
-    payload = {"cwd": str(tmp_path), "tool_name": "Read", "tool_input": {"file_path": str(tmp_path / "README.md")}}
-    assert hooks.pre_tool_use_paths(payload, pairs, state) == ["B"]
-    assert hooks.pre_tool_use_paths(payload, pairs, state) == []
+def test_project_relative_paths_and_glob_checks(tmp_path: Path) -> None:
+    assert globs.project_relative(str(tmp_path / "src/billing/models.py"), tmp_path) == "src/billing/models.py"
+    assert globs.project_relative("./README.md", tmp_path) == "README.md"
+    assert globs.project_relative("/elsewhere/README.md", tmp_path) == "/elsewhere/README.md"
+    assert not globs.matches_any(["**/README.md"], "/elsewhere/README.md")  # outside the project: nothing
+    assert globs.check([" ./src/** ", "/docs/", "", "src/**"]) == ["src/**", "docs/"]
+
+
+def test_pre_tool_use_injects_the_memories_about_a_file_once_per_session(env: dict[str, str], tmp_path: Path) -> None:
+    from memory_mcp import scopes
+
+    # The plugin's way: no flags, the project store found from the project's git root.
+    root = scopes.project_store(Path(env["PROJECT"]))
+    store = Store.open(root)
+    billing = store.remember("Invoices are immutable once sent; corrections are credit notes.",
+                             title="Invoices are immutable", type="decision", paths=["src/billing/**"]).id
+    models = store.remember("Every model has a created_at column in UTC.", title="Models carry created_at",
+                            type="fact", paths=["src/*/models.py"]).id
+    store.remember("Deploys go out on tags.", title="Deploy on tags", type="fact")  # no paths: never by file
+    store.close()
+    project = Path(env["PROJECT"])
+
+    def pre(tool: str, file: str, session: str = "s1") -> str:
+        return hook(env, "PreToolUse", common(env, "PreToolUse", session, tool_name=tool,
+                                              tool_input={"file_path": file}, tool_use_id="t1")).stdout
+
+    out = json.loads(pre("Read", str(project / "src/billing/models.py")))["hookSpecificOutput"]
+    assert out["hookEventName"] == "PreToolUse" and "permissionDecision" not in out
+    assert set(ID.findall(out["additionalContext"])) == {billing, models}
+    assert "Invoices are immutable" in out["additionalContext"]
+    assert pre("Edit", str(project / "src/billing/invoice.py")) == ""  # shown once per session
+    assert ID.findall(pre("Edit", str(project / "src/billing/invoice.py"), "s2")) == [billing]
+    assert pre("Read", str(project / "src/billing/deep/models.py"), "s3").count("[") == 1  # * stays in a folder
+    assert pre("Read", str(project / "README.md"), "s4") == ""
+    assert pre("Read", "/elsewhere/src/billing/x.py", "s5") == ""
+    assert pre("Bash", str(project / "src/billing/x.py"), "s6") == ""  # not a file tool
 
 
 def test_session_start_hook_does_not_recreate_a_moved_store_empty(env: dict[str, str], tmp_path: Path) -> None:
