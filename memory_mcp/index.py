@@ -60,6 +60,8 @@ class Index:
         if not path.is_file():
             return None
         index = cls(_connect(path), path)
+        # Its reader is a hook, which waits a second for a busy store, not the writers' 30 s.
+        index.conn.execute("PRAGMA busy_timeout=1000")
         if index._schema_version() != SCHEMA_VERSION:
             index.close()
             return None
