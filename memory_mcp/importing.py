@@ -52,7 +52,7 @@ def import_memories(session: Session, kind: str, path: Path | None = None, text:
         report.imported = [w.mem.id for w in written]
         if written:
             report.commit = session.history.commit_paths(
-                [w.rel for w in written], f"import: {len(written)} memories from {kind} {Path(batch.source).name}",
+                [w.rel for w in written], f"import: {len(written)} memor{'y' if len(written) == 1 else 'ies'} from {kind} {Path(batch.source).name}",
                 report.imported, f"skipped: {len(report.skipped)}, refused: {len(report.refused)}, "
                 f"conflicts: {len(report.conflicts)}")
     return report

@@ -165,6 +165,12 @@ class Scopes:
         for store in self.stores.values():
             store.close()
 
+    def pause(self) -> None:
+        """Take every store's write lock and keep it: a call in progress ends first, and no other
+        starts. For a process about to exit, which releases the locks by ending."""
+        for store in self.stores.values():
+            store.session.lock.hold().__enter__()
+
     def store(self, scope: str | None = None) -> Store:
         """The store `scope` names; without a scope, the project's (the one the server was started on)."""
         if scope is None:

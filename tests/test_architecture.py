@@ -21,7 +21,7 @@ LAYERS: dict[str, set[str]] = {
     "app": {"session", "access", "reads", "writes", "upkeep", "importing", "transfer", "scopes", "store"},
     # thin: parse, call the facade, render
     "adapters": {"server", "cli", "render", "progress", "claude_code", "demo", "httpserve", "hooks",
-                 "installers", "hookstate", "plugin", "__init__", "__main__"},
+                 "installers", "hookstate", "plugin", "launch", "commands", "__init__", "__main__"},
 }
 # What each layer may import besides itself.
 ALLOWED: dict[str, set[str]] = {

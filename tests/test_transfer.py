@@ -45,7 +45,7 @@ def test_claude_code_folder_is_imported_with_mapped_types_and_one_commit(tmp_pat
     store_path = tmp_path / "store"
     before = commit_count(Store.open(store_path).root)
     done = cli("import", "claude-code", str(CLAUDE), "--store", str(store_path))
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 1, done.stderr  # done, with the refusal below
     assert done.stdout.startswith("imported 6, skipped 0 (already there), refused 1, conflicts 0")
     # The credential is refused by kind and line; its value never appears.
     assert "refused project_staging_access.md: [secret_detected]" in done.stdout
@@ -100,7 +100,7 @@ def test_mcp_memory_graph_becomes_one_memory_per_entity(tmp_path: Path) -> None:
 def test_paste_from_stdin_refuses_the_credential_line_and_imports_the_rest(tmp_path: Path) -> None:
     text = (FIXTURES / "paste.txt").read_text()
     done = cli("import", "paste", "-", "--store", str(tmp_path / "store"), stdin=text)
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 1, done.stderr  # done, with a refusal
     assert done.stdout.startswith("imported 4, skipped 1 (already there), refused 1, conflicts 0 from paste stdin")
     assert "refused line 6: [secret_detected]" in done.stdout and "AWS access key id" in done.stdout
     assert "AKIAIOSFODNN7EXAMPLE" not in done.stdout
@@ -153,7 +153,8 @@ def test_export_round_trip_reproduces_the_memories_in_another_store(tmp_path: Pa
     export = tmp_path / "a.json"
     (a.root / "memories" / "broken.md").write_text("---\nid: [unclosed\n---\n# Broken\n")
     done = cli("export", str(export), "--store", str(a.root))
-    assert done.returncode == 0 and done.stdout == f"exported 4 memories to {export}\n", done.stderr
+    # Done, with a file left out: exit 1.
+    assert done.returncode == 1 and done.stdout == f"exported 4 memories to {export}\n", done.stderr
     # A file that is not a readable memory is named, with the reason, never silently dropped.
     assert "not exported: memories/broken.md: broken YAML frontmatter" in done.stderr
     assert [x["path"] for x in json.loads(export.read_text())["not_exported"]] == ["memories/broken.md"]
