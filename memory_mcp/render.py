@@ -123,6 +123,7 @@ def status(r: StatusResult) -> str:
         ("withheld (misleading)", [f"[{x.id}] {x.title} ({x.detail})" for x in r.withheld]),
         ("credentials in files (remove them; such files are not committed)",
          [f"{f.path}: {f.kind}" for f in r.secrets]),
+        ("dictionary.md lines not read (indented; remove the indent to make them entries)", r.dictionary_skipped),
     ]
     for name, items in sections:
         if items:

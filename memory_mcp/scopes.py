@@ -268,6 +268,7 @@ class Scopes:
                 mine: list[Listed] = getattr(first, key)
                 mine += [replace(x, path=str(store.root / x.path)) for x in getattr(other, key)]
             first.pending_conflicts += other.pending_conflicts
+            first.dictionary_skipped += [f"{store.root / 'dictionary.md'} {x}" for x in other.dictionary_skipped]
         return first
 
     def reindex(self, verify: bool = False, progress: Progress | None = None) -> ReindexResult:

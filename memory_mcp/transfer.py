@@ -23,9 +23,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import os
 import re
-import stat
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -47,6 +45,7 @@ from .model import (
     now_iso,
     parse_iso,
 )
+from .paths import read_regular
 from .schema import Row
 
 KINDS = ("claude-code", "mcp-memory", "paste", "export")
@@ -281,7 +280,7 @@ def read_claude_code(folder: Path) -> Batch:
             batch.unreadable.append((rel, "symbolic link: not followed (links may lead out of the folder)"))
             continue
         try:
-            text = files.decode(_read_regular(p))
+            text = files.decode(read_regular(p, files.MAX_FILE_BYTES + 1))
             if rel == "MEMORY.md":
                 batch.items += _memory_index_notes(text, folder)
             else:
@@ -291,21 +290,6 @@ def read_claude_code(folder: Path) -> Batch:
         except _RECORD_ERRORS as e:
             batch.unreadable.append((rel, _reason(e)))
     return batch
-
-
-def _read_regular(path: Path) -> bytes:
-    """The bytes of a regular file, at most one more than files.MAX_FILE_BYTES (decode refuses that).
-
-    Opened without following a link and without blocking, then checked with fstat: reading a named
-    pipe (`pipe.md`) waits for a writer forever, a device may never end, and a file swapped for either
-    after a stat would still be opened."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
-    with os.fdopen(fd, "rb") as f:
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
-            what = "a named pipe" if stat.S_ISFIFO(mode) else "a folder" if stat.S_ISDIR(mode) else "a device or socket"
-            raise InvalidArgument(f"not a regular file ({what}); not read")
-        return f.read(files.MAX_FILE_BYTES + 1)
 
 
 def _claude_topic(text: str, rel: str, path: Path) -> Incoming:
