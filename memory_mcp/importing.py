@@ -18,7 +18,8 @@ from .model import Memory, State, Trust, content_key
 from .options import Progress
 from .reconcile import walkable
 from .session import Session
-from .transfer import DUPLICATE, Batch, ImportConflict, ImportReport, Incoming, Skipped
+from .sources import Batch, Incoming
+from .transfer import DUPLICATE, ImportConflict, ImportReport, Skipped
 from .validate import check_entities, check_inputs, check_short, check_text
 
 

@@ -18,7 +18,7 @@ LAYERS: dict[str, set[str]] = {
     # the only modules that run git
     "git": {"history", "sync", "memmerge", "incoming", "lock", "gitremote"},
     # the use cases and the facade over them
-    "app": {"session", "access", "reads", "writes", "upkeep", "importing", "transfer", "scopes", "store"},
+    "app": {"session", "access", "reads", "writes", "upkeep", "importing", "transfer", "sources", "automemory", "scopes", "store"},
     # thin: parse, call the facade, render
     "adapters": {"server", "cli", "render", "progress", "claude_code", "demo", "httpserve", "httpguard", "hooks",
                  "installers", "hookstate", "plugin", "launch", "commands", "__init__", "__main__"},
