@@ -11,6 +11,7 @@ import codecs
 import contextlib
 import functools
 import json
+import math
 import os
 import re
 import tempfile
@@ -157,6 +158,8 @@ def parse(text: str, rel_path: str) -> Memory:
         raise ParseError(f"broken YAML frontmatter{where}: {problem}") from None
     except RecursionError:
         raise ParseError("YAML frontmatter nested too deeply") from None
+    except ValueError as e:  # Python refuses to read an integer of over 4,300 digits
+        raise ParseError(f"YAML frontmatter holds a number too long to read ({e})") from None
     if data is None:
         data = {}
     if not isinstance(data, dict):
@@ -197,14 +200,16 @@ def _enum(data: dict[str, Any], key: str, enum: type[StrEnum], default: object) 
 
 def _number(data: dict[str, Any], f: FieldSpec) -> float:
     value = data.get(f.name, 0) or 0
-    if f.bounds is None:
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ParseError(f"{f.name} must be a number, not '{value}'")
-        return float(value)
-    low, high = f.bounds
+    wanted = "a number" if f.bounds is None else f"a number between {f.bounds[0]:g} and {f.bounds[1]:g}"
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ParseError(f"{f.name} must be a number between {low:g} and {high:g}, not '{value}'")
-    return max(low, min(high, float(value)))
+        raise ParseError(f"{f.name} must be {wanted}, not '{value}'")
+    try:
+        number = float(value)
+    except OverflowError:  # an integer of hundreds of digits has no float
+        number = math.inf
+    if not math.isfinite(number):  # `.inf`, or a 400-digit number: nothing a file could write back
+        raise ParseError(f"{f.name} must be {wanted}, not a number of {len(str(value))} characters")
+    return number if f.bounds is None else max(f.bounds[0], min(f.bounds[1], number))
 
 
 def _text_or_default(data: dict[str, Any], f: FieldSpec) -> object:
@@ -351,6 +356,11 @@ def atomic_write(path: Path, text: str) -> None:
 
 # The temp files atomic_write_bytes makes: `.<name>.<8 random characters of mkstemp>.tmp`.
 _TEMP_NAME = re.compile(r"^\..+\.[a-z0-9_]{8}\.tmp$")
+
+
+def is_temp_name(name: str) -> bool:
+    """Whether a file name is one `atomic_write_bytes` gives its temp files."""
+    return _TEMP_NAME.match(name) is not None
 
 
 def leftover_temp_files(folder: Path) -> list[Path]:

@@ -85,6 +85,25 @@ class RemoteOps:
             out = self.repo.git.diff("--name-only", "-z", "HEAD", theirs, env=self._env)
         return [p for p in out.split("\0") if p]
 
+    def incoming_entries(self, theirs: str) -> list[tuple[str, int | None, bytes]]:
+        """(mode, size, path) of each file `theirs` has at a path it changed since it and HEAD parted
+        (`git ls-tree -r -l`: links, submodules and files, with their raw path bytes; a size for blobs)."""
+        try:
+            changed = self.repo.git.diff("--name-only", "-z", f"HEAD...{theirs}", env=self._env,
+                                         stdout_as_string=False)
+        except git.GitCommandError:  # unrelated histories: everything of theirs is incoming
+            changed = self.repo.git.diff("--name-only", "-z", "HEAD", theirs, env=self._env, stdout_as_string=False)
+        wanted = set(changed.split(b"\0")) - {b""}
+        listing = self.repo.git.ls_tree("-r", "-z", "-l", "--full-tree", theirs, env=self._env,
+                                        stdout_as_string=False)
+        out: list[tuple[str, int | None, bytes]] = []
+        for record in listing.split(b"\0"):
+            meta, _, path = record.partition(b"\t")
+            if path in wanted:
+                mode, _kind, _sha, size = meta.split()
+                out.append((mode.decode(), int(size) if size.isdigit() else None, path))
+        return out
+
     def grep_paths(self, pattern: str, rev: str = "HEAD", under: str = "memories") -> list[str]:
         """The paths under `under` whose text at commit `rev` has a line matching the regular expression
         `pattern` (`git grep -l`); none when nothing matches."""

@@ -16,6 +16,7 @@ from git import GitCommandError
 
 from .errors import RepoBusy
 from .gitremote import RemoteOps
+from .paths import shown
 
 __all__ = ["Commit", "Deletion", "GitCommandError", "HeadKeptMoving", "History"]
 
@@ -297,8 +298,10 @@ class History(RemoteOps):
             paths.append(entry[3:])
             if entry[0] in "RC":  # a rename is followed by its source path
                 paths.append(next(entries, ""))
+        # A name that is not UTF-8 is never indexed, so never committed (reconcile lists it).
+        paths = [p for p in paths if p and shown(p) == p]
         if wanted is None or few:
-            return [p for p in paths if p]
+            return paths
         keep = set(wanted)
         return [p for p in paths if p in keep]
 

@@ -11,7 +11,7 @@ what the hooks reference says reaches the model, or nothing.
   a factual note that memory_remember exists. Non-blocking: `additionalContext`, never `decision`.
 - PreToolUse (Read, Edit, Write and the like): the memories whose `paths:` globs match the file,
   each once per session. With MEMORY_MCP_AUTO_MEMORY=redirect, a write into Claude Code's
-  auto-memory folder is answered with a pointer to memory_remember instead (automemory.py).
+  auto-memory folder is answered with a pointer to memory_remember instead (hooks_automemory.py).
 
 A hook must never break or stall a session: the store lock is waited for 1 s at most, a watchdog
 ends a slow hook, and any error means no output, exit 0 and one line in the hook log.
@@ -32,7 +32,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import automemory, globs, hookstate
+from . import globs, hookstate
+from . import hooks_automemory as automemory
 from .options import Recall
 from .render import age
 

@@ -10,19 +10,18 @@
 - **Connections**: uvicorn bounds nothing before the first request's headers (its keep-alive timeout
   starts after a response), so a peer that opens connections and never finishes them holds a file
   descriptor each until the server cannot accept its real client. Here the headers of every request
-  must arrive within `HEADER_TIMEOUT` seconds, and at most `PENDING_MAX` connections may be open that
+  must arrive within `httpguard.HEADER_TIMEOUT` seconds, and at most `httpguard.PENDING_MAX` connections
+  may be open that
   have not yet sent a request with a valid token (any complete request, without a token); a new one
   beyond that closes the oldest. Not per address: on loopback every client is 127.0.0.1.
 """
 
 from __future__ import annotations
 
-import asyncio
 import hmac
 import ipaddress
 import re
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from .errors import InvalidArgument
@@ -32,8 +31,6 @@ if TYPE_CHECKING:
     from starlette.types import ASGIApp, Receive, Scope, Send
 
 TOKEN_MIN = 32
-HEADER_TIMEOUT = 10.0
-PENDING_MAX = 64
 BACKLOG = 128
 _TOKEN = re.compile(r"[\x21-\x7e]+")  # what an HTTP header carries unchanged: visible ASCII
 
@@ -135,79 +132,6 @@ class LoopbackOnly:
         await self.app(scope, receive, send)
 
 
-def guarded_protocol(trusted: Callable[[list[tuple[bytes, bytes]]], bool], header_timeout: float = HEADER_TIMEOUT,
-                     pending_max: int = PENDING_MAX) -> type:
-    """uvicorn's h11 protocol with a deadline on each request's headers and a cap on the connections
-    that have not yet sent a `trusted` request (see the module's docstring). One class per server: the
-    set of pending connections is shared by its connections."""
-    from uvicorn.protocols.http.h11_impl import H11Protocol
-
-    pending: dict[Any, None] = {}  # insertion order: the oldest first
-
-    class GuardedH11(H11Protocol):
-        _deadline: asyncio.TimerHandle | None = None
-        _armed_for: object = None
-        _seen: object = None
-        _trusted = False
-
-        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-            super().connection_made(transport)
-            pending[self] = None
-            while len(pending) > pending_max:
-                next(iter(pending))._drop()
-            self._arm()
-
-        def connection_lost(self, exc: Exception | None) -> None:
-            pending.pop(self, None)
-            self._disarm()
-            super().connection_lost(exc)
-
-        def data_received(self, data: bytes) -> None:
-            super().data_received(data)
-            self._inspect()
-
-        def on_response_complete(self) -> None:
-            super().on_response_complete()  # may start the next, pipelined request
-            self._arm()  # the next request's headers have the same deadline
-            self._inspect()
-
-        def _inspect(self) -> None:
-            """A new request's headers have arrived: stop the clock, and trust the connection once
-            one request carries the token."""
-            if self.cycle is None or self.cycle is self._seen:
-                return
-            self._seen = self.cycle
-            self._disarm()
-            if not self._trusted and trusted(list(self.cycle.scope["headers"])):
-                self._trusted = True
-                pending.pop(self, None)
-
-        def _arm(self) -> None:
-            self._disarm()
-            if self.transport is not None and not self.transport.is_closing():
-                self._armed_for = self.cycle
-                self._deadline = self.loop.call_later(header_timeout, self._headers_late)
-
-        def _disarm(self) -> None:
-            if self._deadline is not None:
-                self._deadline.cancel()
-                self._deadline = None
-
-        def _headers_late(self) -> None:
-            self._deadline = None
-            # Only while waiting for headers: no request since arming, the last one answered.
-            if self.cycle is self._armed_for and (self.cycle is None or self.cycle.response_complete):
-                self._drop()
-
-        def _drop(self) -> None:
-            pending.pop(self, None)
-            self._disarm()
-            if self.transport is not None and not self.transport.is_closing():
-                self.transport.close()
-
-    return GuardedH11
-
-
 def serve_http(server: MCPServer, host: str, port: int, token: str | None, log_level: str = "info") -> None:
     """Serve `server` over streamable HTTP at `host:port/mcp` until interrupted (see the docstring)."""
     import uvicorn
@@ -222,6 +146,8 @@ def serve_http(server: MCPServer, host: str, port: int, token: str | None, log_l
         app = BearerAuth(app, token or "")
     if is_loopback(host):
         app = LoopbackOnly(app)
+    from .httpguard import guarded_protocol
+
     protocol = guarded_protocol((lambda headers: bearer_ok(headers, secret)) if secret else (lambda headers: True))
     # backlog: asyncio accepts up to that many connections in one go before any protocol sees one, so
     # uvicorn's 2,048 could open more descriptors than the process may have before a single eviction.

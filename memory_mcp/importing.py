@@ -18,7 +18,8 @@ from .model import Memory, State, Trust, content_key
 from .options import Progress
 from .reconcile import walkable
 from .session import Session
-from .transfer import DUPLICATE, Batch, ImportConflict, ImportReport, Incoming, Skipped
+from .sources import Batch, Incoming
+from .transfer import DUPLICATE, ImportConflict, ImportReport, Skipped
 from .validate import check_entities, check_inputs, check_short, check_text
 
 
@@ -52,7 +53,7 @@ def import_memories(session: Session, kind: str, path: Path | None = None, text:
         report.imported = [w.mem.id for w in written]
         if written:
             report.commit = session.history.commit_paths(
-                [w.rel for w in written], f"import: {len(written)} memories from {kind} {Path(batch.source).name}",
+                [w.rel for w in written], f"import: {len(written)} memor{'y' if len(written) == 1 else 'ies'} from {kind} {Path(batch.source).name}",
                 report.imported, f"skipped: {len(report.skipped)}, refused: {len(report.refused)}, "
                 f"conflicts: {len(report.conflicts)}")
     return report

@@ -284,6 +284,13 @@ class Index:
             f"SELECT {table}.rowid, bm25({table}, {weights}) AS r FROM {table}{join}"
             f" WHERE {table} MATCH ?{cond} ORDER BY r LIMIT ?", (match, *args, limit)))
 
+    def matches_any(self, table: str, match: str) -> bool:
+        """Whether any memory matches the FTS5 expression `match` in `table`: it stops at the first
+        match, unranked, so a term every memory holds costs no more than a rare one."""
+        if table not in FTS_TABLES:
+            raise ValueError(f"unknown FTS table {table}")
+        return self.conn.execute(f"SELECT 1 FROM {table} WHERE {table} MATCH ? LIMIT 1", (match,)).fetchone() is not None
+
     def stem_texts(self, rowids: list[int]) -> dict[int, str]:
         """rowid -> the stemmed terms of its title and body, as the fts_stem table holds them."""
         out: dict[int, str] = {}

@@ -15,6 +15,15 @@ operator, column filter, `NEAR`, `*`, `^` or bracket typed by the user is ever i
 * ``like`` - `Index.like`: other 1-2 character Latin/Cyrillic words as substrings (`db` in `MongoDB`),
   only when the word and stem signals found nothing: as whole words FTS matches them already, and
   as substrings (`go` in `ago`) they are noise next to real matches (LoCoMo R@10 66.6 -> 66.9).
+* ``ent`` - `fts_word`'s entities column: the dictionary entities the query names by their name or
+  an alias (the caller finds them, `Dictionary.mentioned`), so `billing` finds the memories of
+  `payments-service` when billing is its alias; weighs like a stem match.
+* ``pre`` / ``root`` - leading characters of each content word whose stem no memory holds:
+  Snowball stems words of one root apart (`логировать` -> логирова, `логи` -> лог; `logger` ->
+  logger, `logging` -> log), so such a word would otherwise find nothing. ``pre`` is the prefix
+  query `w[:max(4, len-3)]*` on `fts_word` (the memory's word is longer); ``root`` looks on
+  `fts_stem` for the stem's own shorter prefixes (down to 4 letters, 3 Cyrillic, 2 Hangul) and
+  stems it begins (the memory's word is shorter). Both weigh little (`WEIGHTS`).
 
 Fusion (`fuse`): the score of a memory is the weighted sum of its positive bm25 on each FTS
 signal (`WEIGHTS`); the two LIKE signals add the fraction of their needles found, scaled to the best
@@ -43,6 +52,7 @@ raw scores there are ~1e-6 and would round to 0.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
@@ -65,10 +75,19 @@ class SearchIndex(Protocol):
 
     def stem_texts(self, rowids: list[int]) -> dict[int, str]: ...
 
+    def matches_any(self, table: str, match: str) -> bool: ...
+
 
 # Fusion weights per signal. Stems carry the most (inflection-proof); exact words add a bonus for
 # the form the user typed; trigram and LIKE are fallbacks that must not reorder prose results.
-WEIGHTS: dict[str, float] = {"word": 0.5, "stem": 1.0, "tri": 0.2, "sym": 1.0, "like": 0.2}
+WEIGHTS: dict[str, float] = {"word": 0.5, "stem": 1.0, "tri": 0.2, "sym": 1.0, "like": 0.2,
+                             "pre": 0.2, "root": 0.2, "ent": 1.0}
+
+# Shortest leading part of a stem (`root`) and of a word (`pre`) the prefix signals look up, by
+# script: a Hangul syllable holds two or three letters, and Russian roots of three letters are
+# common (реш-ить / реша-ть) while a three-letter word prefix matches half the vocabulary.
+_ROOT_MIN = {"latin": 4, "cyrillic": 3, "hangul": 2}
+_PRE_MIN = {"latin": 4, "cyrillic": 4, "hangul": 2}
 
 # Share of the query's best fused score a memory full of time expressions can gain on "when" questions.
 TIME_WEIGHT = 0.5
@@ -113,10 +132,13 @@ class Plan:
     tri_fallback: list[str] = field(default_factory=list)
     sym: list[str] = field(default_factory=list)
     like: list[str] = field(default_factory=list)
+    roots: list[tuple[str, str]] = field(default_factory=list)
+    entities: list[str] = field(default_factory=list)
     when: bool = False
 
     def is_empty(self) -> bool:
-        return not (self.words or self.stems or self.tri or self.tri_fallback or self.sym or self.like)
+        return not (self.words or self.stems or self.tri or self.tri_fallback or self.sym or self.like
+                    or self.entities)
 
 
 def _quote(term: str) -> str:
@@ -189,7 +211,38 @@ def plan(query: str) -> Plan:
     p.when = any(w in _WHEN_WORDS for w in textproc.word_tokens(query))
     p.sym = _dedup(sym)[:MAX_LIKE]
     p.like = _dedup(like)[:MAX_LIKE]
+    p.roots = [(w, textproc.stem_word(w)) for w in p.words if not w.isdigit()
+               and len(w) >= _ROOT_MIN.get(textproc.script_of(w), len(w) + 1)][:MAX_TRI]
     return p
+
+
+def prefix_needles(word: str, stem: str) -> tuple[list[str], list[str]]:
+    """The `fts_word` prefix query and the `fts_stem` terms that look up `word` by its leading
+    characters: MATCH expressions (quoted, `*` outside the quotes), empty when there are none."""
+    script = textproc.script_of(word)
+    least = _ROOT_MIN.get(script, len(word) + 1)
+    words = [_quote(word[:max(_PRE_MIN.get(script, len(word)), len(word) - 3)]) + "*"]
+    roots = [_quote(stem[:n]) for n in range(least, len(stem))]
+    if len(stem) >= least:
+        roots.append(_quote(stem) + "*")
+    return words, roots
+
+
+def _run_prefix(index: SearchIndex, p: Plan, limit: int, where: RowFilter | None,
+                out: dict[str, list[tuple[int, float]]]) -> None:
+    """Add the ``pre`` and ``root`` signals for the words of `p` whose stem no memory holds."""
+    held = {s for s in {s for _, s in p.roots} if index.matches_any("fts_stem", _quote(s))}
+    words: list[str] = []
+    roots: list[str] = []
+    for word, stem in p.roots:
+        if stem not in held:
+            w, r = prefix_needles(word, stem)
+            words += w
+            roots += r
+    for name, table, needles in (("pre", "fts_word", words), ("root", "fts_stem", roots)):
+        if needles:
+            match = " OR ".join(_dedup(needles)[:MAX_TERMS])
+            out[name] = [(r, -s) for r, s in index.fts(table, match, limit, where)]
 
 
 def run_signals(index: SearchIndex, p: Plan, limit: int, where: RowFilter | None = None
@@ -201,6 +254,11 @@ def run_signals(index: SearchIndex, p: Plan, limit: int, where: RowFilter | None
         out["word"] = [(r, -s) for r, s in index.fts("fts_word", fts_or(p.words), limit, where)]
     if p.stems:
         out["stem"] = [(r, -s) for r, s in index.fts("fts_stem", fts_or(p.stems), limit, where)]
+    if p.entities:
+        match = " OR ".join(f"entities : {_quote(e)}" for e in p.entities[:MAX_TERMS])
+        out["ent"] = [(r, -s) for r, s in index.fts("fts_word", match, limit, where)]
+    if p.roots:
+        _run_prefix(index, p, limit, where, out)
     tri = p.tri
     if p.tri_fallback and not out.get("word") and not out.get("stem"):
         tri = _dedup(tri + p.tri_fallback)[:MAX_TRI]
@@ -270,13 +328,16 @@ def apply_coverage(index: SearchIndex, p: Plan, fused: dict[int, float]) -> dict
     return out
 
 
-def text_scores(index: SearchIndex, query: str, pool: int, where: RowFilter | None = None) -> dict[int, float]:
+def text_scores(index: SearchIndex, query: str, pool: int, where: RowFilter | None = None,
+                entities: Sequence[str] = ()) -> dict[int, float]:
     """Plan `query`, run its signals on the memories of `index` that `where` admits, fuse: rowid ->
-    text score in (0, 1], the best match 1.0, at most `pool` entries. Any string is accepted; an
-    empty query gives {}."""
+    text score in (0, 1], the best match 1.0, at most `pool` entries. `entities` are the canonical
+    names of the dictionary entities the query mentions. Any string is accepted; an empty query
+    gives {}."""
     if pool <= 0:
         return {}
     p = plan(query)
+    p.entities = list(entities)
     if p.is_empty():
         return {}
     # Each signal looks deeper than the pool so a memory that is second-best on two signals can

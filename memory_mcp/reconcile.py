@@ -17,12 +17,13 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
 
-from .dictionary import Dictionary
+from .dictionary import DICTIONARY, Dictionary
 from .errors import ParseError
 from .index import Index
 from .layout import MEMORIES
 from .model import State, body_sha, now_iso
 from .options import Progress
+from .paths import SYMLINK_REASON, shown
 from .results import ReconcileReport
 from .schema import FileStat
 
@@ -31,7 +32,8 @@ DUPLICATE_ID = "duplicate id"
 # file modified up to this long before the previous scan began is still treated as racily clean.
 RACY_MARGIN_NS = 2_000_000_000
 _TEMP_SUFFIXES = (".tmp", ".swp", ".swx", "~", ".bak", ".orig")
-_SYMLINK = "symbolic link: not followed (links may lead out of the store)"
+_HARD_LINK = "hard link: not indexed (the same file has another name, which may be outside the store)"
+_NOT_UTF8 = "name is not UTF-8 (shown with \\x escapes): not indexed; rename it"
 
 
 @dataclass
@@ -56,6 +58,14 @@ def _skipped(name: str) -> bool:
     return name.startswith((".", "#")) or name.endswith(_TEMP_SUFFIXES)
 
 
+def _regular(rel: str, full: str, st: os.stat_result, seen: list[_Seen], refused: list[Unindexed]) -> None:
+    """A regular .md file found at `rel`: a candidate, unless another name shares it (a hard link)."""
+    if st.st_nlink > 1:
+        refused.append(Unindexed(rel, _HARD_LINK))
+    else:
+        seen.append(_Seen(rel, full, st.st_mtime_ns, st.st_size))
+
+
 def walkable(rel: str) -> bool:
     """Whether a walk would index a file at store-relative `rel`: a `.md` under memories/ whose
     every folder and name the walk looks at. A memory written anywhere else vanishes on reindex."""
@@ -73,6 +83,8 @@ def _walk(root: Path, start: str | None = None) -> tuple[list[_Seen], list[Unind
     refused: list[Unindexed] = []
     aborted: str | None = None
     prefix = len(str(root)) + 1
+    if start is None and os.path.islink(os.path.join(root, MEMORIES)):
+        return seen, refused, f"the memories/ folder is a {SYMLINK_REASON}"
     stack = [start or os.path.join(root, MEMORIES)]
     while stack:
         folder = stack.pop()
@@ -91,9 +103,13 @@ def _walk(root: Path, start: str | None = None) -> tuple[list[_Seen], list[Unind
             if _skipped(name):
                 continue
             rel = entry.path[prefix:].replace(os.sep, "/")
+            if shown(rel) != rel:
+                if name.endswith(".md") or entry.is_dir(follow_symlinks=False):
+                    refused.append(Unindexed(shown(rel), _NOT_UTF8))
+                continue
             if entry.is_symlink():
                 if name.endswith(".md"):
-                    refused.append(Unindexed(rel, _SYMLINK))
+                    refused.append(Unindexed(rel, SYMLINK_REASON))
                 continue
             if entry.is_dir(follow_symlinks=False):
                 stack.append(entry.path)
@@ -103,7 +119,7 @@ def _walk(root: Path, start: str | None = None) -> tuple[list[_Seen], list[Unind
                 except FileNotFoundError:
                     continue
                 if stat_mod.S_ISREG(st.st_mode):
-                    seen.append(_Seen(rel, entry.path, st.st_mtime_ns, st.st_size))
+                    _regular(rel, entry.path, st, seen, refused)
     seen.sort(key=lambda s: s.rel)
     return seen, refused, aborted
 
@@ -114,12 +130,16 @@ def _gather(root: Path, paths: Collection[str]) -> tuple[list[_Seen], list[Unind
 
     Paths outside memories/, under a skipped name, or below a link or a non-folder are nothing a
     walk would reach, so they count as absent."""
-    seen: dict[str, _Seen] = {}
+    found: list[_Seen] = []
     refused: list[Unindexed] = []
     aborted: str | None = None
     folders: list[str] = []
     for rel in sorted(set(paths)):
         parts = rel.split("/")
+        if shown(rel) != rel:
+            if os.path.lexists(os.path.join(root, *parts)):
+                refused.append(Unindexed(shown(rel), _NOT_UTF8))
+            continue
         if parts[0] != MEMORIES or any(_skipped(p) for p in parts[1:]) or not _plain_folders(root, parts[:-1]):
             continue
         full = os.path.join(root, *parts)
@@ -132,16 +152,17 @@ def _gather(root: Path, paths: Collection[str]) -> tuple[list[_Seen], list[Unind
             continue
         if stat_mod.S_ISDIR(st.st_mode):
             folders.append(rel)
-            found, links, why = _walk(root, full)
-            seen.update((s.rel, s) for s in found)
+            below, links, why = _walk(root, full)
+            found += below
             refused += links
             aborted = aborted or why
         elif not rel.endswith(".md") or len(parts) < 2:
             continue
         elif stat_mod.S_ISLNK(st.st_mode):
-            refused.append(Unindexed(rel, _SYMLINK))
+            refused.append(Unindexed(rel, SYMLINK_REASON))
         elif stat_mod.S_ISREG(st.st_mode):
-            seen[rel] = _Seen(rel, full, st.st_mtime_ns, st.st_size)
+            _regular(rel, full, st, found, refused)
+    seen = {s.rel: s for s in found}  # a file and its folder may both have been named
     return sorted(seen.values(), key=lambda s: s.rel), refused, aborted, folders
 
 
@@ -177,7 +198,8 @@ def reconcile(root: Path, index: Index, dictionary: Dictionary, *, force: bool =
     started = time.time_ns()
     report = ReconcileReport()
     stored_version = index.get_meta("dictionary_version")
-    if stored_version != dictionary.version:
+    dictionary_changed = stored_version != dictionary.version
+    if dictionary_changed:
         report.dictionary_changed = stored_version is not None
         force = True
     walk = walk or force
@@ -191,7 +213,7 @@ def reconcile(root: Path, index: Index, dictionary: Dictionary, *, force: bool =
         # The other copy of a file refused for a duplicate id may be what changed: look again.
         duplicates = [p for p, e in index.errors() if e.startswith(DUPLICATE_ID)]
         seen, refused, aborted, report.folders = _gather(root, [*changed, *duplicates])
-        known = index.file_stats_under([*changed, *duplicates])
+        known = index.file_stats_under([shown(p) for p in (*changed, *duplicates)])
     report.scanned, report.aborted, report.walked = len(seen), aborted, walk
     with index.transaction():
         _check_files(root, index, dictionary, report, seen, known, set(changed), force, last_start, progress,
@@ -199,10 +221,12 @@ def reconcile(root: Path, index: Index, dictionary: Dictionary, *, force: bool =
         for item in refused:
             _record_error(index, report, item.path, FileStat(0, 0, ""), item.reason, known.get(item.path))
         if aborted is None:
-            _sweep(root, index, report, known, {s.rel for s in seen} | {r.path for r in refused})
+            _sweep(root, index, report, known, {s.rel for s in seen} | {r.path for r in refused} | {DICTIONARY})
             if walk:
                 # Only a walk looked at every file, so only a walk moves the racily-clean horizon.
                 index.set_meta("last_scan_start_ns", str(started))
+        if dictionary_changed:
+            _dictionary_problem(index, report, dictionary.problem)
         index.set_meta("dictionary_version", dictionary.version)
         index.set_meta("last_reconcile", now_iso())
     report.seconds = (time.time_ns() - started) / 1e9
@@ -216,6 +240,7 @@ def current(root: Path, index: Index, dictionary: Dictionary) -> bool:
         return False
     seen, refused, aborted = _walk(root)
     known = index.file_stats()
+    known.pop(DICTIONARY, None)  # its problem, if any, is recorded there; its version was compared above
     if aborted is not None or len(known) != len(seen) + len(refused):
         return False
     last_start = int(index.get_meta("last_scan_start_ns") or 0)
@@ -274,6 +299,15 @@ def _sweep(root: Path, index: Index, report: ReconcileReport, known: dict[str, t
                 report.removed_ids[path] = row.id
             index.remove_path(path)
             report.removed.append(path)
+
+
+def _dictionary_problem(index: Index, report: ReconcileReport, problem: str | None) -> None:
+    """A dictionary.md the store would not read is listed with the unindexed files, until it is fixed."""
+    prev = index.file_stats_under([DICTIONARY]).get(DICTIONARY)
+    if problem:
+        _record_error(index, report, DICTIONARY, FileStat(0, 0, ""), problem, prev)
+    elif prev:
+        index.remove_path(DICTIONARY)
 
 
 def _record_error(index: Index, report: ReconcileReport, rel: str, fstat: FileStat, reason: str,

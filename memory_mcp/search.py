@@ -32,16 +32,16 @@ def row_filter(opts: Recall, entities: Sequence[str]) -> RowFilter:
     return RowFilter(frozenset(states), types, tuple(entities), ranking.WITHHOLD_AT)
 
 
-def run(index: Index, opts: Recall, where: RowFilter) -> tuple[list[Hit], bool]:
+def run(index: Index, opts: Recall, where: RowFilter, mentioned: Sequence[str] = ()) -> tuple[list[Hit], bool]:
     """The ranked hits of `opts` among the memories `where` admits, and whether the token budget
-    cut the list short."""
+    cut the list short. `mentioned`: the dictionary entities the query names (by name or alias)."""
     limit = opts.limit
     now = datetime.now(UTC)
     if opts.file:
         rows = [r for r in index.select(replace(where, with_paths=True)) if globs.matches_any(r.paths, opts.file)]
         scores = {r.rowid: 1.0 for r in rows}
     elif opts.query.strip():
-        scores = query.text_scores(index, opts.query, max(limit * 8, 64), where)
+        scores = query.text_scores(index, opts.query, max(limit * 8, 64), where, mentioned)
         rows = index.rows(scores)
     else:
         rows = index.select(where)

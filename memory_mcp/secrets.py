@@ -16,290 +16,12 @@ assigned to a password's name is a literal, and counts even when a person made i
 
 from __future__ import annotations
 
-import base64
-import binascii
 import functools
-import math
 import re
-from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-# A secret-looking name ends one of these: `token_url`, `secret_name` and `password_policy` name a
-# thing about a secret, not the secret.
-_ABOUT_A_SECRET = ("name", "id", "ids", "arn", "path", "file", "url", "uri", "policy", "length", "len",
-                   "type", "ttl", "expiry", "expires", "header", "env", "ref", "endpoint", "count", "hint",
-                   "label", "prefix", "limit", "limits", "rotation", "store", "manager", "provider", "scope",
-                   "scopes", "version", "field", "format", "kind", "size", "usage", "bucket")
-_PLACEHOLDER = re.compile(
-    r"^(?:[$<{%*]|\.{3}|x{4,}|your|example|changeme|redacted|dummy|placeholder|none|null|true|false"
-    r"|/|~/|\./|https?:)|os\.environ|process\.env|getenv|\$\{|\{\{", re.IGNORECASE)
-
-
-def entropy(value: str) -> float:
-    """Shannon entropy of `value` in bits per character."""
-    counts = Counter(value)
-    return -sum(n / len(value) * math.log2(n / len(value)) for n in counts.values()) if value else 0.0
-
-
-def _classes(value: str) -> int:
-    return sum(bool(re.search(rx, value)) for rx in ("[a-z]", "[A-Z]", "[0-9]", "[^A-Za-z0-9]"))
-
-
-def looks_random(value: str) -> bool:
-    """A value a person did not make up as a word or an identifier: long enough, mixed, unpredictable."""
-    if len(value) < 8 or _PLACEHOLDER.search(value):
-        return False
-    has_letter, has_digit = re.search("[A-Za-z]", value), re.search("[0-9]", value)
-    mixed = bool(has_letter and has_digit) or _classes(value) >= 3
-    return mixed and entropy(value) >= 2.8
-
-
-# An unquoted value that is code: an attribute or item of something (`settings.KEY`, `cfg["k"]`,
-# `self.token`), a call (`HTTPBasicAuth(user`, `getpass(`), or an environment variable's name.
-_REFERENCE = re.compile(r"^[A-Za-z_$][\w$]*(?:(?:\.|::|->)[A-Za-z_$]|[\[(])|^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$")
-# Words people write where a password goes in examples and defaults.
-_PLACEHOLDER_WORDS = {"password", "passwd", "pass", "pwd", "secret", "changeme", "change_me", "changeit", "admin",
-                      "root", "test", "guest", "default", "required", "optional", "string", "str", "value", "empty",
-                      "todo", "tbd", "mypassword", "yourpassword", "password123", "secret123", "token", "apikey",
-                      "api_key", "username", "user", "pw", "foo", "bar", "foobar", "hidden", "masked"}
-
-
-def _placeholder(value: str) -> bool:
-    # `[`: what `mask` leaves (`[redacted ...]`) must not be flagged again.
-    return bool(_PLACEHOLDER.search(value)) or value.lower() in _PLACEHOLDER_WORDS or value[:1] in ":@%["
-
-
-def _aws_secret(m: re.Match[str]) -> bool:
-    value = m.group("value")
-    # Base64 of random bytes mixes cases and digits; a 40-hex git hash has no capitals.
-    return _classes(value) >= 3 and entropy(value) >= 4.0
-
-
-# Words of a name (split at _ . - and case changes) that make it a secret's name. Whole words only:
-# `author`, `tokenizer` and `passenger` are not.
-_SECRET_WORDS = {"password", "passwd", "pwd", "pw", "pass", "passphrase", "secret", "secrets", "token", "tokens",
-                 "credential", "credentials", "apikey", "auth", "authkey", "pat"}
-_SECRET_PAIRS = {("api", "key"), ("access", "key"), ("private", "key"), ("secret", "key"), ("account", "key"),
-                 ("signing", "key"), ("master", "key"), ("encryption", "key")}
-
-
-def _name_words(name: str) -> list[str]:
-    return [w.lower() for w in re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+", name)]
-
-
-# Run-together names: PGPASSWORD, MYSQLPWD, GHTOKEN.
-_SECRET_ENDINGS = ("password", "passwd", "passphrase", "secret", "token", "apikey")
-_PASSWORD_WORDS = {"password", "passwd", "pwd", "pass", "passphrase", "passcode"}
-
-
-def _secret_name(name: str) -> bool:
-    words = _name_words(name)
-    if not words or words[-1] in _ABOUT_A_SECRET:
-        return False
-    pairs = zip(words, words[1:], strict=False)
-    return (bool(_SECRET_WORDS.intersection(words)) or any(pair in _SECRET_PAIRS for pair in pairs)
-            or any(w.endswith(_SECRET_ENDINGS) and w not in ("secretary",) for w in words))
-
-
-def _password_name(name: str) -> bool:
-    return any(w in _PASSWORD_WORDS or w.endswith(("password", "passwd")) for w in _name_words(name))
-
-
-def _assigned(m: re.Match[str]) -> bool:
-    name = m.group("name")
-    if not _secret_name(name):
-        return False
-    quoted = m.group("qvalue")
-    if quoted is not None:
-        # A string literal. A password is one even when a person made it up; a token or key is one
-        # when it looks random. Spaces only in a passphrase (else it is a sentence about the field).
-        if _placeholder(quoted) or len(set(quoted)) < 3:
-            return False
-        if " " in quoted:
-            return "passphrase" in name.lower() and len(quoted.split()) >= 3
-        return len(quoted) >= 6 if _password_name(name) else looks_random(quoted)
-    value = m.group("value")
-    if _REFERENCE.search(value) or _placeholder(value):
-        return False
-    # A password of letters only (PGPASSWORD=RbcOiCxcaZCGDGBL) mixes cases where an identifier would
-    # be a word or a name in code.
-    return looks_random(value) or (_password_name(name) and re.fullmatch(r"[A-Za-z]{10,}", value) is not None
-                                   and _classes(value) == 2 and entropy(value) >= 3.0)
-
-
-def _url_password(m: re.Match[str]) -> bool:
-    value = m.group("value")
-    return not _placeholder(value) and value != m.group("user")
-
-
-def _command_password(m: _Value) -> bool:
-    value = m.group("value")
-    return not _placeholder(value) and not value.startswith("$")
-
-
-def _basic_auth(m: re.Match[str]) -> bool:
-    """Base64 of `user:password`, both printable."""
-    try:
-        user, sep, password = base64.b64decode(m.group("value"), validate=True).decode("utf-8").partition(":")
-    except (binascii.Error, UnicodeDecodeError, ValueError):
-        return False
-    return bool(sep and user and password and (user + password).isprintable() and not _placeholder(password))
-
-
-def _prose(m: re.Match[str]) -> bool:
-    value = m.group("value")
-    return not _REFERENCE.search(value) and looks_random(value)
-
-
-@dataclass(frozen=True)
-class _Rule:
-    kind: str
-    pattern: re.Pattern[str]
-    valid: Callable[[re.Match[str]], bool] | None = None
-    # Literals of which every match holds at least one (in the lower-cased text when `folded`);
-    # empty: the rule always runs. A substring test costs far less than the regex's scan, and
-    # reindex scans every file (43 regexes were half of a full reindex).
-    needles: tuple[str, ...] = ()
-    folded: bool = False
-    # A match holds no whitespace and is at least this long: the text must have such a run (rules
-    # without needles: a 40-character AWS secret, a Discord token).
-    min_run: int = 0
-    # Where matches can start, found in the lower-cased text: every match starts at a hit of `anchor`
-    # (with `back`: at the start of the name, [\w.-]+, that holds the hit). The pattern is then tried
-    # at those places only, not at every position of the text.
-    anchor: re.Pattern[str] | None = None
-    back: bool = False
-
-    def may_match(self, text: str, lower: Callable[[], str], longest: Callable[[], int] | None = None) -> bool:
-        if self.min_run and (longest() if longest else _longest_run(text)) < self.min_run:
-            return False
-        if not self.needles:
-            return True
-        hay = lower() if self.folded else text
-        # A loop, not any(): it runs 50 times a file on a reindex, and a generator costs 10 us of 85.
-        for needle in self.needles:  # noqa: SIM110
-            if needle in hay:
-                return True
-        return False
-
-
-def _longest_run(text: str) -> int:
-    """The length of the longest run of text without whitespace."""
-    return max(map(len, text.split()), default=0)
-
-
-def _rule(kind: str, pattern: str, valid: Callable[[re.Match[str]], bool] | None = None,
-          needles: tuple[str, ...] = (), folded: bool = False, min_run: int = 0, anchor: str | None = None,
-          back: bool = False) -> _Rule:
-    return _Rule(kind, re.compile(pattern), valid, needles, folded, min_run,
-                 re.compile(anchor) if anchor else None, back)
-
-
-_B64 = r"A-Za-z0-9/+"
-# Where a token may start. Not `\b`: in "sk-sk-sk-..." every dash is a word boundary, and restarting
-# at each one makes a long hostile line cost quadratic time.
-_S = r"(?<![A-Za-z0-9_-])"
-_RULES: list[_Rule] = [
-    # cloud providers
-    _rule("AWS access key id", _S + r"(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|ABIA|ACCA)[0-9A-Z]{16}\b",
-          needles=("AKIA", "ASIA", "AGPA", "AIDA", "AROA", "ANPA", "ANVA", "ABIA", "ACCA")),
-    _rule("AWS secret access key", rf"(?<![{_B64}])(?P<value>[{_B64}]{{40}})(?![{_B64}=])", _aws_secret,
-          min_run=40),
-    _rule("Google API key", _S + r"AIza[0-9A-Za-z_-]{35}", needles=("AIza",)),
-    _rule("Google OAuth client secret", _S + r"GOCSPX-[A-Za-z0-9_-]{28}", needles=("GOCSPX-",)),
-    _rule("Google OAuth access token", _S + r"ya29\.[A-Za-z0-9_-]{30,}", needles=("ya29.",)),
-    _rule("Azure storage account key", r"(?i)AccountKey=[A-Za-z0-9+/]{40,}={0,2}", needles=("accountkey=",),
-          folded=True),
-    _rule("Azure shared access signature", r"[?&]sig=[A-Za-z0-9%+/]{30,}", needles=("sig=",)),
-    _rule("DigitalOcean token", _S + r"do[opr]_v1_[a-f0-9]{64}\b", needles=("_v1_",)),
-    _rule("HashiCorp Vault token", _S + r"hv[sbr]\.[A-Za-z0-9_-]{24,}", needles=("hvs.", "hvb.", "hvr.")),
-    _rule("Terraform Cloud token", _S + r"[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_-]{60,}", needles=(".atlasv1.",)),
-    # code hosting and package registries
-    _rule("GitHub token", _S + r"(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})",
-          needles=("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_")),
-    _rule("GitLab token", _S + r"gl(?:pat|dt|rt|ptt|cbt|soat|ft|imt|agent|oas)-[A-Za-z0-9_-]{20,}",
-          needles=tuple(f"gl{p}-" for p in ("pat", "dt", "rt", "ptt", "cbt", "soat", "ft", "imt", "agent", "oas"))),
-    _rule("npm token", _S + r"npm_[A-Za-z0-9]{36}\b", needles=("npm_",)),
-    _rule("PyPI token", _S + r"pypi-AgE[A-Za-z0-9_-]{50,}", needles=("pypi-AgE",)),
-    _rule("Docker Hub token", _S + r"dckr_pat_[A-Za-z0-9_-]{20,}", needles=("dckr_pat_",)),
-    # LLM vendors
-    _rule("Anthropic API key", _S + r"sk-ant-[A-Za-z0-9_-]{20,}", needles=("sk-ant-",)),
-    _rule("OpenRouter API key", _S + r"sk-or-v1-[A-Za-z0-9]{32,}", needles=("sk-or-v1-",)),
-    _rule("OpenAI API key", _S + r"sk-(?!ant-|or-v1-)(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}", needles=("sk-",)),
-    _rule("Groq API key", _S + r"gsk_[A-Za-z0-9]{40,}", needles=("gsk_",)),
-    _rule("Hugging Face token", _S + r"hf_[A-Za-z0-9]{30,}", needles=("hf_",)),
-    _rule("Replicate API token", _S + r"r8_[A-Za-z0-9]{30,}", needles=("r8_",)),
-    _rule("xAI API key", _S + r"xai-[A-Za-z0-9]{50,}", needles=("xai-",)),
-    _rule("Perplexity API key", _S + r"pplx-[A-Za-z0-9]{40,}", needles=("pplx-",)),
-    _rule("NVIDIA API key", _S + r"nvapi-[A-Za-z0-9_-]{40,}", needles=("nvapi-",)),
-    _rule("LangSmith API key", _S + r"lsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}", needles=("lsv2_",)),
-    _rule("Fireworks API key", _S + r"fw_[A-Za-z0-9]{20,}", needles=("fw_",)),
-    # payments, messaging and other services
-    _rule("Stripe key", _S + r"(?:[sr]k|whsec)_(?:live|test)_[A-Za-z0-9]{20,}|" + _S + r"whsec_[A-Za-z0-9]{30,}",
-          needles=("_live_", "_test_", "whsec_")),
-    _rule("Slack token", _S + r"xox[abposre]-[A-Za-z0-9-]{10,}|" + _S + r"xapp-\d-[A-Za-z0-9-]{20,}",
-          needles=("xox", "xapp-")),
-    _rule("Slack webhook URL", r"hooks\.slack\.com/services/T[A-Z0-9]+/B[A-Z0-9]+/[A-Za-z0-9]{16,}",
-          needles=("hooks.slack.com/services/",)),
-    _rule("Discord bot token", _S + r"[MN][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,}", min_run=59),
-    _rule("Telegram bot token", _S + r"\d{8,10}:AA[A-Za-z0-9_-]{33}\b", needles=(":AA",)),
-    _rule("Twilio API key", _S + r"SK[0-9a-f]{32}\b", needles=("SK",)),
-    _rule("SendGrid API key", _S + r"SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}", needles=("SG.",)),
-    _rule("Mailgun API key", _S + r"key-[0-9a-f]{32}\b", needles=("key-",)),
-    _rule("Shopify token", _S + r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}", needles=("shpat_", "shpca_", "shppa_", "shpss_")),
-    _rule("Linear API key", _S + r"lin_api_[A-Za-z0-9]{40}", needles=("lin_api_",)),
-    _rule("Notion token", _S + r"(?:secret_|ntn_)[A-Za-z0-9]{40,}", needles=("secret_", "ntn_")),
-    # key material and tokens of any issuer
-    _rule("private key block", r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|PuTTY-User-Key-File-\d:",
-          needles=("-----BEGIN ", "PuTTY-User-Key-File-")),
-    _rule("age secret key", _S + r"AGE-SECRET-KEY-1[0-9A-Z]{58}", needles=("AGE-SECRET-KEY-1",)),
-    _rule("JSON web token", _S + r"eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}", needles=("eyJ",)),
-    # `redis://:pw@host` has no user name.
-    _rule("password in a URL",
-          r"(?i)(?<![a-z0-9+.-])[a-z][a-z0-9+.-]{0,30}://(?P<user>[^\s:/@]{0,200}):(?P<value>[^\s/@]{1,200})@[^\s/]",
-          _url_password, needles=("://",)),
-    _rule("Discord webhook URL", r"discord(?:app)?\.com/api/webhooks/\d{17,20}/(?P<value>[A-Za-z0-9_-]{60,})",
-          needles=("/api/webhooks/",)),
-    _rule("Mailchimp API key", r"(?<![0-9a-f])[0-9a-f]{32}-us\d{1,2}\b", needles=("-us",)),
-    # The client secrets Entra ID (Azure AD) issues: three characters, a digit, `Q~`, 31 to 34 more.
-    _rule("Azure AD client secret", r"(?<![A-Za-z0-9_~.-])[A-Za-z0-9_~.-]{3}\dQ~[A-Za-z0-9_~.-]{31,34}(?![A-Za-z0-9_~.-])",
-          needles=("Q~",)),
-    _rule("bearer token", r"(?i)\bbearer\s+(?P<value>[A-Za-z0-9._~+/=-]{20,})", needles=("bearer",), folded=True),
-    _rule("basic auth credentials", r"(?i)\bbasic\s+(?P<value>[A-Za-z0-9+/]{6,}={0,2})(?![A-Za-z0-9+/=])",
-          _basic_auth, needles=("basic",), folded=True),
-    # curl -u user:pw, mysql -pPW: a password typed on a command line.
-    _rule("password on a command line",
-          r"\bcurl\b[^\n]{0,300}?\s(?:-u|--user)(?:[ \t]+|=)?[\"']?(?P<user>[^\s:\"']{1,100}):(?P<value>[^\s\"']{1,200})"
-          r"|\bmysql(?:dump|admin|sh|import|check)?\b[^\n]{0,300}?\s(?:-p|--password=)(?P<value2>[^\s\"'-][^\s\"']{0,200})"
-          r"|\bdocker\s+login\b[^\n]{0,300}?\s(?:-p|--password)(?:[ \t]+|=)(?P<value3>[^\s\"'-][^\s\"']{0,200})",
-          lambda m: _command_password(_Value(m)), needles=("curl", "mysql", "docker"), folded=True,
-          anchor=r"curl|mysql|docker"),
-    _rule("credential assigned to a name",
-          r"(?<![\w.-])(?P<name>[\w.-]{1,80})[\"']?[ \t]*(?::=|=>|=|:)[ \t]*"
-          r"(?:(?P<q>[\"'`])(?P<qvalue>[^\"'`\n]{4,200})(?P=q)|[\"']?(?P<value>[^\s\"'`,;)]{8,200}))",
-          # Every secret name holds one of these (see _SECRET_WORDS and _SECRET_PAIRS).
-          _assigned, needles=("pass", "pw", "secret", "token", "credential", "auth", "pat", "key"), folded=True,
-          anchor=r"pass|pw|secret|token|credential|auth|pat|key", back=True),
-    # "the staging DB password is ...": a secret's name, a few words, then is / was / : and the value.
-    _rule("credential stated in prose",
-          r"(?i)\b(?:passwords?|passphrase|passwd|secret|token|api[ _-]?key|access[ _-]key|client[ _-]secret)\b"
-          r"(?:[ \t]+[\w.-]+){0,4}?[ \t]+(?:is|was|reads|=|:)[ \t]+[\"'`]?(?P<value>[^\s\"'`,;)]{8,200})",
-          _prose, needles=("pass", "secret", "token", "key"), folded=True,
-          anchor=r"pass(?:words?|phrase|wd)|secret|token|api[ _-]?key|access[ _-]key|client[ _-]secret"),
-]
-
-
-class _Value:
-    """A match whose value group has two names (one per alternative of the pattern)."""
-
-    def __init__(self, m: re.Match[str]) -> None:
-        self.m = m
-
-    def group(self, name: str) -> str:
-        if name != "value":
-            return self.m.group(name) or ""
-        return next(v for v in (self.m.group("value"), self.m.group("value2"), self.m.group("value3"), "") if v is not None)
+from .secret_rules import RULES, Rule, longest_run
 
 
 @dataclass(frozen=True)
@@ -318,7 +40,7 @@ _FILLER = re.compile(r"([^-])\1{7}")
 _NAME_CHAR = re.compile(r"[\w.-]")
 
 
-def _starts(rule: _Rule, text: str, lower: Callable[[], str]) -> Iterator[int]:
+def _starts(rule: Rule, text: str, lower: Callable[[], str]) -> Iterator[int]:
     """The positions where a match of an anchored rule may start, in order."""
     assert rule.anchor is not None
     last = -1
@@ -333,7 +55,7 @@ def _starts(rule: _Rule, text: str, lower: Callable[[], str]) -> Iterator[int]:
             yield start
 
 
-def _matches(rule: _Rule, text: str, lower: Callable[[], str] | None = None) -> Iterator[re.Match[str]]:
+def _matches(rule: Rule, text: str, lower: Callable[[], str] | None = None) -> Iterator[re.Match[str]]:
     """The valid matches of `rule` in `text`. After a match the value does not make a credential of,
     the search goes on from where the value starts: in `Note: DB_PASSWORD=...` the first match is the
     name `Note` with the value `DB_PASSWORD=...`, and the real assignment starts inside that value.
@@ -364,8 +86,8 @@ def scan(text: str) -> list[Finding]:
     """Every credential-looking match in `text`: its kind and 1-based line, at most one per kind."""
     found: dict[str, Finding] = {}
     lower = functools.cache(text.lower)
-    longest = functools.cache(lambda: _longest_run(text))
-    for rule in _RULES:
+    longest = functools.cache(lambda: longest_run(text))
+    for rule in RULES:
         if not rule.may_match(text, lower, longest):
             continue
         for m in _matches(rule, text, lower):
@@ -381,7 +103,7 @@ def _slug(kind: str) -> str:
 _KEY_END = re.compile(r"-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")
 
 
-def _span(rule: _Rule, m: re.Match[str], text: str) -> tuple[int, int]:
+def _span(rule: Rule, m: re.Match[str], text: str) -> tuple[int, int]:
     """What of a match is the secret: its value group, else the whole match (a private key block up
     to its END line, or the rest of the text when it has none)."""
     for group in ("value", "qvalue", "value2", "value3"):
@@ -397,9 +119,9 @@ def mask(text: str) -> str:
     """`text` with each value the scanner flags replaced by `[redacted <kind>]`, the rest unchanged.
     For showing a file that holds a credential (recall, read, export, the digest) without the value."""
     lower = functools.cache(text.lower)
-    longest = functools.cache(lambda: _longest_run(text))
+    longest = functools.cache(lambda: longest_run(text))
     spans: list[tuple[int, int, str]] = []
-    for rule in _RULES:
+    for rule in RULES:
         if rule.may_match(text, lower, longest):
             spans += [(*_span(rule, m, text), _slug(rule.kind)) for m in _matches(rule, text, lower)]
     if not spans:

@@ -179,6 +179,12 @@ class ScopesHandle:
                 self._scopes = Scopes.open(self.config, watch=self.watch)
             return self._scopes
 
+    def stop_calls(self) -> None:
+        """Wait for the store call in progress to end, and let no other begin: the process is exiting."""
+        self._opening.acquire()  # a store being created is created whole
+        if self._scopes is not None:
+            self._scopes.pause()
+
     def close(self) -> None:
         """Stop the watchers and close the indexes; called once the server has stopped serving (the
         worker threads of the calls in flight have finished by then)."""
@@ -408,29 +414,3 @@ def _progress_to(ctx: Context) -> "Progress":
 
     return report
 
-
-def serve(root: Path | None = None, http: bool = False, host: str = "127.0.0.1", port: int = 8765,
-          token: str | None = None, user_root: Path | None = None, watch: bool | None = None) -> None:
-    """Run the server over stdio (default) or streamable HTTP on `host:port/mcp`.
-
-    `watch` keeps a file watcher on each store (None: $MEMORY_MCP_WATCH decides; on by default).
-
-    Off loopback HTTP needs a bearer `token` (anyone who can reach the port could otherwise read and
-    write the memories); with a token, every request must carry it, on loopback too."""
-    from .httpserve import check_http
-
-    config = ScopeConfig(root, user_root)
-    config.check()
-    if http:
-        check_http(host, token)  # before a store or a watcher starts
-    handle = ScopesHandle(config, watch=watch)
-    server = build_server(scopes=handle)
-    try:
-        if not http:
-            server.run()
-            return
-        from .httpserve import serve_http
-
-        serve_http(server, host, port, token, server.settings.log_level.lower())
-    finally:
-        handle.close()

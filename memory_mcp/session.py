@@ -235,9 +235,11 @@ class Session:
             return  # the person's merge or rebase comes first; tried again on the next call
         self._recovered = True
         # Every writer holds the store lock while it writes, and so do we: a temp file seen now belongs
-        # to a writer that was killed mid-write. The memory file it was to replace is intact.
-        for leftover in files.leftover_temp_files(self.root / MEMORIES):
-            leftover.unlink(missing_ok=True)
+        # to a writer that was killed mid-write. The memory file it was to replace is intact. A tracked
+        # file with such a name is a person's (or a remote's), not ours: it stays.
+        leftovers = {p.relative_to(self.root).as_posix(): p for p in files.leftover_temp_files(self.root / MEMORIES)}
+        for rel in leftovers.keys() - (self.history.tracked(list(leftovers)) if leftovers else set()):
+            leftovers[rel].unlink(missing_ok=True)
         skip = {p for p, _ in index.errors()} | {p for p, _ in index.secret_flags()}
         paths = [p for p in self.history.changed()
                  if p not in skip and (p == DICTIONARY or index.get_by_path(p) or not (self.root / p).exists())]
@@ -253,8 +255,9 @@ class Session:
         try:
             # A forced re-parse (dictionary edit, reindex) touches every file: name only what git
             # actually has a change for, so trailers and lines tell the truth about the commit.
-            # A file holding a credential is not committed: git history would keep it forever.
-            flagged = {p for p, _ in index.secret_flags()}
+            # A file holding a credential is not committed: git history would keep it forever. Nor is
+            # one the index refused (a dictionary.md that is a link would be committed as a link).
+            flagged = {p for p, _ in index.secret_flags()} | {p for p, _ in index.errors()}
             paths = [p for p in self.history.changed(candidates) if p not in flagged]
             if not paths:
                 return

@@ -35,9 +35,10 @@ from .results import (
     StatusResult,
 )
 from .session import Session, init_store, open_root
+from .sources import decode_source
 from .sync import SyncResult
 from .sync import run as sync_remote
-from .transfer import ImportReport, decode_source, export_json
+from .transfer import ImportReport, export_json
 from .watch import QUIET_MS
 from .watch import enabled as watch_enabled
 

@@ -16,22 +16,18 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, replace
 
 from ulid import ULID
 
-from . import files
+from . import files, incoming
 from .dictionary import DICTIONARY
-from .errors import ParseError, SyncFailed
+from .errors import SyncFailed
 from .history import GitCommandError, History
-from .model import FIELDS, Memory, now_iso, parse_iso
+from .memmerge import Unmergeable, merge_fields, parse_version, union
+from .model import Memory, now_iso
 
 PUSH_ATTEMPTS = 3
-# Set-like fields: a three-way merge keeps what either side added and drops what either side removed.
-_LIST_FIELDS = tuple(f.name for f in FIELDS if f.merge == "set")
-# Fields that are not compared (model.FieldSpec.merge): the identity, fields merged by a rule, and
-# what is not a frontmatter field (the body is merged as text, unknown keys one by one, parse state).
-_NOT_COMPARED = {"body", "extra", "provisional", *(f.name for f in FIELDS if f.merge != "same")}
 # Ordered from the most specific cause to the least; git's own words are matched in lower case.
 _CAUSES: tuple[tuple[tuple[str, ...], str], ...] = (
     (("authentication failed", "could not read username", "could not read password", "permission denied",
@@ -91,10 +87,6 @@ class SyncResult:
                          f"this machine's version is now {c.copy_id} ({c.copy_path}). Settle the pair with "
                          "memory_resolve (supersede or keep_both); memory-mcp status lists it")
         return "\n".join(lines)
-
-
-class _Unmergeable(Exception):
-    """A conflicted path this module does not decide for a person."""
 
 
 def run(history: History, new_path: Callable[[str, str], str], settle: Callable[[bool], object],
@@ -191,6 +183,7 @@ def _merge(history: History, theirs: str, result: SyncResult, new_path: Callable
     Returns whether HEAD moved."""
     if history.is_ancestor(theirs, "HEAD"):
         return False
+    incoming.check(history, theirs)
     _check_no_overlap(history, theirs)
     if history.is_ancestor("HEAD", theirs):
         try:
@@ -213,7 +206,7 @@ def _merge(history: History, theirs: str, result: SyncResult, new_path: Callable
     except BaseException as e:
         if history.merging():
             history.abort_merge()
-        if isinstance(e, _Unmergeable):
+        if isinstance(e, Unmergeable):
             raise SyncFailed(f"{e}; the merge was undone and nothing changed. Merge by hand with "
                              "`git pull --no-rebase` in the store, then run memory-mcp sync again.") from None
         if isinstance(e, GitCommandError):
@@ -257,10 +250,10 @@ def _settle_conflicts(history: History, result: SyncResult, new_path: Callable[[
         if path in gone:
             continue
         if path == DICTIONARY:
-            files.atomic_write_bytes(target, _union(history, base or b"", ours or b"", theirs or b""))
+            files.atomic_write_bytes(target, union(history, base or b"", ours or b"", theirs or b""))
             result.dictionary_merged = True
         elif not _is_memory(path):
-            raise _Unmergeable(f"{path} changed on both sides and is not a memory file")
+            raise Unmergeable(f"{path} changed on both sides and is not a memory file")
         elif path in moved:
             _, mine, was = moved[path]
             remote = history.blob("MERGE_HEAD", path) or b""
@@ -269,8 +262,8 @@ def _settle_conflicts(history: History, result: SyncResult, new_path: Callable[[
             kept = ours if ours is not None else theirs
             files.atomic_write_bytes(target, kept or b"")
             result.kept_edits.append(path)
-            with contextlib.suppress(_Unmergeable):
-                ids.append(_parse(kept or b"", path).id)
+            with contextlib.suppress(Unmergeable):
+                ids.append(parse_version(kept or b"", path).id)
         else:
             ids += _merge_memory(history, path, base, ours, theirs, result, new_path)
         history.add(path)
@@ -291,8 +284,8 @@ def _renamed_apart(history: History, unmerged: dict[str, dict[int, str]]) -> dic
         for path, stages in unmerged.items():
             if set(stages) == {stage} and _is_memory(path):
                 data = _blob(history, stages[stage]) if rev == "" else history.blob(rev, path)
-                with contextlib.suppress(_Unmergeable):
-                    out[_parse(data or b"", path).id] = (path, data or b"")
+                with contextlib.suppress(Unmergeable):
+                    out[parse_version(data or b"", path).id] = (path, data or b"")
         return out
 
     base, mine, theirs = ids(1, ""), ids(2, "HEAD"), ids(3, "MERGE_HEAD")
@@ -302,14 +295,14 @@ def _renamed_apart(history: History, unmerged: dict[str, dict[int, str]]) -> dic
 
 def _merge_memory(history: History, path: str, base: bytes | None, ours: bytes, theirs: bytes,
                   result: SyncResult, new_path: Callable[[str, str], str]) -> list[str]:
-    o, t = _parse(ours, path), _parse(theirs, path)
-    b = _parse(base, path) if base is not None else None
+    o, t = parse_version(ours, path), parse_version(theirs, path)
+    b = parse_version(base, path) if base is not None else None
     rival = _rival_superseder(history, b, o, t)
     if rival is not None:
         # Both sides superseded this memory. It stays superseded by the remote's successor (other clones
         # have that already); the two successors are the real disagreement, so ours is paired with it.
         o = replace(o, superseded_by=t.superseded_by)
-    merged = _merge_fields(history, b, o, t)
+    merged = merge_fields(history, b, o, t)
     if merged is not None:
         files.atomic_write(history.root / path, files.serialize(merged))
         result.merged.append(path)
@@ -345,98 +338,16 @@ def _rival_superseder(history: History, base: Memory | None, ours: Memory, their
     if len(rels) != 1:
         return None
     try:
-        successor = _parse((history.root / rels[0]).read_bytes(), rels[0])
-    except (OSError, _Unmergeable):
+        successor = parse_version((history.root / rels[0]).read_bytes(), rels[0])
+    except (OSError, Unmergeable):
         return None
     return (rels[0], successor) if successor.id == ours.superseded_by else None
-
-
-def _parse(data: bytes, path: str) -> Memory:
-    try:
-        mem = files.parse(files.decode(data), path)
-    except ParseError as e:
-        raise _Unmergeable(f"{path} changed on both sides and one version does not parse ({e.message})") from None
-    if mem.provisional:
-        raise _Unmergeable(f"{path} changed on both sides and has no id to tell its versions apart")
-    return mem
-
-
-def _merge_fields(history: History, base: Memory | None, ours: Memory, theirs: Memory) -> Memory | None:
-    """The three-way merge of one memory's versions, or None when both sides changed the same thing."""
-    if ours.id != theirs.id:
-        return None
-    out = replace(theirs, extra={})
-    body = _merge_text(history, base.body if base else "", ours.body, theirs.body)
-    if body is None:
-        return None
-    out.body = body
-    for f in fields(Memory):
-        if f.name in _NOT_COMPARED:
-            continue
-        value, clash = _three(getattr(base, f.name) if base else None, getattr(ours, f.name), getattr(theirs, f.name))
-        if clash:
-            return None
-        setattr(out, f.name, value)
-    for name in _LIST_FIELDS:
-        setattr(out, name, _merge_set(getattr(base, name) if base else [], getattr(ours, name), getattr(theirs, name)))
-    for key in dict.fromkeys([*ours.extra, *theirs.extra]):
-        value, clash = _three((base.extra if base else {}).get(key), ours.extra.get(key), theirs.extra.get(key))
-        if clash:
-            return None
-        if value is not None:
-            out.extra[key] = value
-    for spec in FIELDS:
-        mine, other = getattr(ours, spec.name), getattr(theirs, spec.name)
-        if spec.merge == "earliest":
-            setattr(out, spec.name, min(filter(None, (mine, other)), default=None))
-        elif spec.merge == "latest":
-            setattr(out, spec.name, max(filter(None, (mine, other)), key=_when, default=None))
-        elif spec.merge == "sum":
-            start = getattr(base, spec.name) if base else 0.0
-            low, high = spec.bounds or (float("-inf"), float("inf"))
-            setattr(out, spec.name, round(max(low, min(high, start + (mine - start) + (other - start))), 2))
-    return out
-
-
-def _when(stamp: str) -> str:
-    dt = parse_iso(stamp)
-    return dt.isoformat() if dt else ""
-
-
-def _three(base: object, ours: object, theirs: object) -> tuple[object, bool]:
-    """(merged value, whether both sides changed it differently)."""
-    if ours == theirs or theirs == base:
-        return ours, False
-    if ours == base:
-        return theirs, False
-    return None, True
-
-
-def _merge_set(base: list[str], ours: list[str], theirs: list[str]) -> list[str]:
-    removed = (set(base) - set(ours)) | (set(base) - set(theirs))
-    return [v for v in dict.fromkeys([*ours, *theirs]) if v not in removed]
-
-
-def _merge_text(history: History, base: str, ours: str, theirs: str, union: bool = False) -> str | None:
-    """git's line merge of three texts; None when it conflicts (never with `union`)."""
-    if ours == theirs or theirs == base:
-        return ours
-    if ours == base:
-        return theirs
-    return history.merge_texts(ours, base, theirs, union=union)
-
-
-def _union(history: History, base: bytes, ours: bytes, theirs: bytes) -> bytes:
-    """dictionary.md from both sides: conflicting hunks keep both sides' lines."""
-    texts = [files.decode(x) if x else "" for x in (base, ours, theirs)]
-    merged = _merge_text(history, texts[0], texts[1], texts[2], union=True)
-    return (merged or "").encode("utf-8")
 
 
 def _commit_merge(history: History, result: SyncResult, ids: list[str]) -> None:
     left = history.unmerged()
     if left:
-        raise _Unmergeable(f"{', '.join(sorted(left))} still conflicted")
+        raise Unmergeable(f"{', '.join(sorted(left))} still conflicted")
     subject = f"sync: merge {result.remote}/{result.branch}"
     lines = [f"merged field by field: {p}" for p in result.merged]
     lines += [f"conflict kept as a pair: {c.path} (remote) / {c.copy_path} (this machine)" for c in result.conflicts]

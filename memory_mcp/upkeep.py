@@ -71,7 +71,8 @@ def status(session: Session) -> StatusResult:
             unindexed=[UnindexedFile(p, e) for p, e in index.errors()], provisional=provisional[:LIST_LIMIT],
             pending_conflicts=pending(index)[:LIST_LIMIT], review_due=review[:LIST_LIMIT],
             distill_candidates=distill[:10], withheld=withheld[:LIST_LIMIT], git=session.history.summary(),
-            secrets=[SecretFlag(p, k) for p, k in index.secret_flags()])
+            secrets=[SecretFlag(p, k) for p, k in index.secret_flags()],
+            dictionary_skipped=session.dictionary.skipped[:LIST_LIMIT])
 
 
 def reindex(session: Session, verify: bool = False, progress: Progress | None = None) -> ReindexResult:

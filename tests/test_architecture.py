@@ -11,17 +11,18 @@ PACKAGE = Path(__file__).resolve().parent.parent / "memory_mcp"
 
 LAYERS: dict[str, set[str]] = {
     # the file format and its rules; the vocabulary every layer shares; no I/O but files
-    "truth": {"errors", "model", "files", "lifecycle", "dictionary", "secrets", "layout", "validate",
-              "options", "results", "budget", "globs"},
+    "truth": {"errors", "model", "files", "paths", "lifecycle", "dictionary", "secrets", "secret_rules", "layout",
+              "validate", "options", "results", "budget", "globs"},
     # SQLite, the recall pipeline and the watcher: rebuilt from the files
     "derived": {"index", "schema", "reconcile", "textproc", "query", "ranking", "conflicts", "search", "watch", "notify"},
     # the only modules that run git
-    "git": {"history", "sync", "lock", "gitremote"},
+    "git": {"history", "sync", "memmerge", "incoming", "lock", "gitremote"},
     # the use cases and the facade over them
-    "app": {"session", "access", "reads", "writes", "upkeep", "importing", "transfer", "scopes", "store", "glance"},
+    "app": {"session", "access", "reads", "writes", "upkeep", "importing", "transfer", "sources", "automemory", "scopes",
+            "store", "glance"},
     # thin: parse, call the facade, render
-    "adapters": {"server", "cli", "render", "progress", "claude_code", "demo", "httpserve", "hooks",
-                 "installers", "hookstate", "automemory", "plugin", "__init__", "__main__"},
+    "adapters": {"server", "cli", "render", "progress", "claude_code", "demo", "httpserve", "httpguard", "hooks",
+                 "installers", "hookstate", "hooks_automemory", "plugin", "launch", "commands", "__init__", "__main__"},
 }
 # What each layer may import besides itself.
 ALLOWED: dict[str, set[str]] = {

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from memory_mcp import files, schema, sync
+from memory_mcp import files, memmerge, schema
 from memory_mcp.errors import ParseError
 from memory_mcp.index import Index
 from memory_mcp.model import FIELDS, FieldSpec, Memory, settable
@@ -99,8 +99,8 @@ def test_index_column_types_follow_the_kinds() -> None:
 
 
 def test_sync_merge_lists_are_the_declared_rules() -> None:
-    assert tuple(f.name for f in FIELDS if f.merge == "set") == sync._LIST_FIELDS
-    compared = {f.name for f in fields(Memory)} - sync._NOT_COMPARED
+    assert tuple(f.name for f in FIELDS if f.merge == "set") == memmerge.LIST_FIELDS
+    compared = {f.name for f in fields(Memory)} - memmerge.NOT_COMPARED
     assert compared == {f.name for f in FIELDS if f.merge == "same"}
 
 
@@ -110,9 +110,9 @@ def test_sync_a_compared_field_both_sides_set_differently_does_not_merge(f: Fiel
     ours, theirs = replace(base), replace(base)
     setattr(ours, f.name, _value(f, 1))
     setattr(theirs, f.name, _value(f, 2))
-    assert sync._merge_fields(None, base, ours, theirs) is None  # type: ignore[arg-type]  # same body: no git
+    assert memmerge.merge_fields(None, base, ours, theirs) is None  # type: ignore[arg-type]  # same body: no git
     setattr(theirs, f.name, getattr(base, f.name))
-    merged = sync._merge_fields(None, base, ours, theirs)  # type: ignore[arg-type]
+    merged = memmerge.merge_fields(None, base, ours, theirs)  # type: ignore[arg-type]
     assert merged is not None and getattr(merged, f.name) == _value(f, 1)
 
 
@@ -123,7 +123,7 @@ def test_sync_merges_each_ruled_field_by_its_rule() -> None:
         if f.merge == "same":
             setattr(ours, f.name, getattr(base, f.name))
             setattr(theirs, f.name, getattr(base, f.name))
-    merged = sync._merge_fields(None, base, ours, theirs)  # type: ignore[arg-type]
+    merged = memmerge.merge_fields(None, base, ours, theirs)  # type: ignore[arg-type]
     assert merged is not None
     for f in FIELDS:
         got, mine, other, was = (getattr(m, f.name) for m in (merged, ours, theirs, base))

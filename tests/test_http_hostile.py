@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from conftest import EXE, free_port, server_env
 
-from memory_mcp.httpserve import HEADER_TIMEOUT, PENDING_MAX
+from memory_mcp.httpguard import HEADER_TIMEOUT, PENDING_MAX
 
 TOKEN = "Zq8Rk2Vx9Nm4Lb7Pw3Tc6Yf1Hd5Js0Ga8Pe2Uo7"
 INIT = (b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18",'
@@ -180,7 +180,7 @@ def test_connections_past_the_pending_cap_close_the_oldest_first() -> None:
     import uvicorn
     from uvicorn.server import ServerState
 
-    from memory_mcp.httpserve import guarded_protocol
+    from memory_mcp.httpguard import guarded_protocol
 
     async def scenario() -> list[bool]:
         async def app(scope: object, receive: object, send: object) -> None:  # never reached: no headers end

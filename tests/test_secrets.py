@@ -139,7 +139,7 @@ def test_near_misses_are_not_credentials(text: str) -> None:
 
 
 def test_every_kind_of_the_scanner_is_in_the_corpus() -> None:
-    from memory_mcp.secrets import _RULES  # the corpus must grow with the rules
+    from memory_mcp.secret_rules import RULES as _RULES  # the corpus must grow with the rules
 
     missing = {r.kind for r in _RULES} - {k for k, _, _ in POSITIVES}
     # Vendors whose samples would only repeat a prefix test; each has a rule of the same shape above.
@@ -163,7 +163,7 @@ SHAPES = [
 def test_prefilter_never_skips_a_rule_that_would_match() -> None:
     """`scan` runs a rule only when one of its literal needles is in the text: a needle that a
     match can lack would hide that credential. Checked on every sample, in every letter case."""
-    from memory_mcp.secrets import _RULES
+    from memory_mcp.secret_rules import RULES as _RULES
 
     texts = [frame.format(value) for _, frame, value in POSITIVES] + NEAR_MISSES + SHAPES
     texts += [t.swapcase() for t in texts] + [t.upper() for t in texts] + [t.lower() for t in texts]

@@ -16,7 +16,8 @@ from collections.abc import Callable
 
 import pytest
 
-from memory_mcp.secrets import _RULES, mask, scan
+from memory_mcp.secret_rules import RULES as _RULES
+from memory_mcp.secrets import mask, scan
 
 RNG = random.Random(20240515)
 LOWER, UPPER, DIGITS = string.ascii_lowercase, string.ascii_uppercase, string.digits
