@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TypeVar
 
-from . import textproc
+from . import pairs, textproc
 from .model import Memory, body_sha, content_key
 from .schema import (
     FTS_TABLES,
@@ -40,6 +40,10 @@ class Index:
         # another process commits (PRAGMA data_version) or a transaction rolls back.
         self._file_stats: dict[str, tuple[FileStat, str | None]] | None = None
         self._count: int | None = None
+        self._open_pairs: int | None = None
+        # Memories written or removed in the open transaction whose pairs are not recomputed yet:
+        # done once, just before it commits (a reindex changes thousands).
+        self._stale_pairs: set[str] = set()
         self._seen_version: int | None = None
 
     @classmethod
@@ -98,11 +102,13 @@ class Index:
 
     def transaction(self) -> _Transaction:
         """`with index.transaction():` groups statements into one atomic commit."""
-        return _Transaction(self.conn, self._forget_caches)
+        return _Transaction(self.conn, self._forget_caches, self._refresh_pairs)
 
     def _forget_caches(self) -> None:
         self._file_stats = None
         self._count = None
+        self._open_pairs = None
+        self._stale_pairs = set()
 
     def _check_caches(self) -> None:
         """Forget the cached table contents when another process committed since they were read."""
@@ -165,8 +171,11 @@ class Index:
             provisional=int(mem.provisional), body_chars=len(body))
         cur = self.conn.execute(INSERT, tuple(values[name] for name in INSERT_COLUMNS))
         rowid = cur.lastrowid
+        assert rowid is not None  # set by every INSERT
         if self._count is not None:
             self._count += 1
+        pairs.link(self.conn, rowid, mem.conflicts_with)
+        self._pairs_changed(mem.id)
         ents_text = " ".join(entities)
         self.conn.executemany("INSERT INTO entities(memory_rowid, entity) VALUES (?, ?)",
                               [(rowid, e.lower()) for e in dict.fromkeys(entities)])
@@ -178,13 +187,27 @@ class Index:
                           (rowid, title, body, ents_text))
         self.set_file(path, stat)
 
+    def _pairs_changed(self, mem_id: str) -> None:
+        self._stale_pairs.add(mem_id)
+        if not self.conn.in_transaction:
+            self._refresh_pairs()
+
+    def _refresh_pairs(self) -> None:
+        if self._stale_pairs:
+            pairs.refresh(self.conn, self._stale_pairs)
+            self._stale_pairs = set()
+            self._open_pairs = None
+
     def _delete_rowid(self, rowid: int) -> None:
+        (mem_id,) = self.conn.execute("SELECT id FROM memories WHERE rowid=?", (rowid,)).fetchone()
+        pairs.unlink(self.conn, rowid)
         for name in FTS_TABLES:
             self.conn.execute(f"DELETE FROM {name} WHERE rowid=?", (rowid,))
         self.conn.execute("DELETE FROM entities WHERE memory_rowid=?", (rowid,))
         self.conn.execute("DELETE FROM memories WHERE rowid=?", (rowid,))
         if self._count is not None:
             self._count -= 1
+        self._pairs_changed(mem_id)
 
     def remove_path(self, path: str) -> None:
         """Forget a file and the memory it held."""
@@ -202,7 +225,7 @@ class Index:
     def clear(self) -> None:
         """Drop every file and memory row (usage survives: it is keyed by memory id)."""
         self._forget_caches()
-        for name in ("entities", "memories", "files", "secret_flags"):
+        for name in ("entities", "memories", "files", "secret_flags", "conflict_links", "open_pairs"):
             self.conn.execute(f"DELETE FROM {name}")
         # Deleting from an FTS5 table reads back every row to unindex it; recreating it is instant.
         for name, (spec, _) in FTS_TABLES.items():
@@ -241,10 +264,18 @@ class Index:
                 f"SELECT {ROW_COLUMNS} FROM memories m WHERE m.rowid IN ({marks})", chunk)]
         return out
 
-    def with_open_conflicts(self) -> list[Row]:
-        """Rows whose file lists open conflict pairs."""
-        return [to_row(r) for r in self.conn.execute(
-            f"SELECT {ROW_COLUMNS} FROM memories m WHERE m.conflicts_with != '[]'")]
+    def open_pairs(self) -> list[tuple[str, str, str, str]]:
+        """(id, other id, title, other title) of every conflict pair waiting for a decision (`pairs`)."""
+        self._refresh_pairs()  # inside a transaction that changed rows
+        return pairs.listed(self.conn)
+
+    def open_pair_count(self) -> int:
+        """How many pairs `open_pairs` lists (every recall reports it)."""
+        self._check_caches()
+        self._refresh_pairs()
+        if self._open_pairs is None:
+            self._open_pairs = pairs.count(self.conn)
+        return self._open_pairs
 
     def by_content(self, key: str) -> list[Row]:
         return [to_row(r) for r in self.conn.execute(
@@ -336,9 +367,11 @@ class Index:
 
 
 class _Transaction:
-    def __init__(self, conn: sqlite3.Connection, on_rollback: Callable[[], None]) -> None:
+    def __init__(self, conn: sqlite3.Connection, on_rollback: Callable[[], None],
+                 before_commit: Callable[[], None]) -> None:
         self.conn = conn
         self.on_rollback = on_rollback  # what was read inside the transaction may be undone
+        self.before_commit = before_commit  # derived rows the transaction's changes call for
         self.outer = False
 
     def __enter__(self) -> None:
@@ -353,8 +386,9 @@ class _Transaction:
             self._rollback()
             return
         try:
+            self.before_commit()
             self.conn.execute("COMMIT")
-        except sqlite3.Error:
+        except BaseException:
             # A COMMIT that failed (a full disk, a deferred constraint) can leave the transaction open:
             # every later transaction() would then nest inside it and never commit, and other processes
             # would wait on its write lock.

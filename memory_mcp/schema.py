@@ -37,10 +37,15 @@ CREATE INDEX IF NOT EXISTS entities_by_row ON entities(memory_rowid);
 CREATE INDEX IF NOT EXISTS memories_by_content ON memories(content_key);
 CREATE TABLE IF NOT EXISTS secret_flags (path TEXT NOT NULL, kind TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS secret_flags_by_path ON secret_flags(path);
--- Every recall reports coverage (files in error) and counts open conflicts: partial indexes hold
--- just those rows, so neither is a scan of the whole store.
+-- Every recall reports coverage (files in error): a partial index holds just those rows.
 CREATE INDEX IF NOT EXISTS files_in_error ON files(path) WHERE error IS NOT NULL;
-CREATE INDEX IF NOT EXISTS memories_in_conflict ON memories(rowid) WHERE conflicts_with != '[]';
+-- Every recall also counts the open conflict pairs: `pairs` keeps them as rows change, from each
+-- memory's conflicts_with links (by the other side's id: it may be indexed later, or never).
+CREATE TABLE IF NOT EXISTS conflict_links (memory_rowid INTEGER NOT NULL, other_id TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS conflict_links_by_row ON conflict_links(memory_rowid);
+CREATE INDEX IF NOT EXISTS conflict_links_by_other ON conflict_links(other_id);
+CREATE TABLE IF NOT EXISTS open_pairs (lo TEXT NOT NULL, hi TEXT NOT NULL, PRIMARY KEY (lo, hi)) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS open_pairs_by_hi ON open_pairs(hi);
 -- The few rows the usual recall leaves out (not active, or withheld by feedback): its searches
 -- exclude them through this index instead of looking up every match's row (RowFilter.against).
 CREATE INDEX IF NOT EXISTS memories_hidden ON memories(rowid) WHERE {HIDDEN};
