@@ -31,9 +31,10 @@ def import_memories(session: Session, kind: str, path: Path | None = None, text:
     the conflict gate pairs collisions for memory_resolve. Imported memories get `trust: imported`
     unless `keep_trust` (restoring one's own export)."""
     batch = transfer.read(kind, path, text)
+    session.check_writable()
     session.history.check_idle()  # else every memory would be refused one by one for the same reason
     report = ImportReport(kind, batch.source, refused=[Skipped(o, r) for o, r in batch.unreadable])
-    with session.call() as index, index.transaction():
+    with session.call(write=True) as index, index.transaction():
         # Read from git history only when an item gets past the duplicate check: a second import of
         # the same source, the common case, then costs nothing (the log costs ~8 ms per deletion).
         purged = functools.cache(lambda: transfer.deletions(session.history))

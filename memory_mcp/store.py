@@ -189,6 +189,7 @@ class Store:
         """Pull from and push to the store's git remote, merging memory by memory; the index converges by
         reconcile. A memory both sides changed beyond a field merge becomes an open conflict pair."""
         session = self.session
+        session.check_writable()
 
         def settle(merged: bool) -> None:
             # Progress is shown for the reconcile after a merge, the one that may index many files.
