@@ -26,3 +26,7 @@ def is_store(root: Path) -> bool:
     """Whether `root` is a store: a git work tree with a memories/ folder."""
     return (root / ".git").exists() and (root / MEMORIES).is_dir()
 
+
+def index_path(root: Path) -> Path:
+    """The derived index file of the store at `root`."""
+    return root / DERIVED / INDEX_FILE
