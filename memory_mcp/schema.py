@@ -185,8 +185,9 @@ class RowFilter:
                 args += sorted(values)
         if self.entities:
             names = list(dict.fromkeys(e.lower() for e in self.entities))
-            parts.append("EXISTS (SELECT 1 FROM entities e WHERE e.memory_rowid = m.rowid"
-                         f" AND e.entity IN ({','.join('?' * len(names))}))")
+            # Driven from the entity's own index: a correlated EXISTS tested all 10,000 rows of a
+            # listing one by one (50 ms for an entity no memory carries, against 14-20 at 7e4e5f0).
+            parts.append(f"m.rowid IN (SELECT e.memory_rowid FROM entities e WHERE e.entity IN ({','.join('?' * len(names))}))")
             args += names
         if self.withhold_at is not None:
             parts.append("m.feedback > ?")
