@@ -352,9 +352,12 @@ def file_memories(payload: dict[str, Any], options: Options) -> str:
     lines, spent = [], 0
     for h in recall_hits(roots, Recall(file=rel, limit=FILE_MEMORIES)):
         line = prompt_line(h)
-        spent += len(line) // 4 + 1
-        if state.seen(h.id) or spent > PROMPT_TOKENS:
+        cost = len(line) // 4 + 1
+        if state.seen(h.id):
             continue
+        if spent + cost > PROMPT_TOKENS:
+            break
+        spent += cost
         lines.append(line)
         state.add([h.id])
     if not lines:
