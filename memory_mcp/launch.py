@@ -54,7 +54,7 @@ def serve(root: Path | None = None, http: bool = False, host: str = "127.0.0.1",
             raise InvalidArgument(f"--port {port} is not a TCP port; give one from 1 to 65535 (e.g. 8765).")
         check_http(host, token)  # before a store or a watcher starts
     handle = ScopesHandle(config, watch=watch)
-    server = build_server(scopes=handle)
+    server = build_server(scopes=handle, tools_in_background=not http)
     project = (config.project or default_root()).expanduser().resolve()
     log.info("version %s, serving %s%s over %s", memory_mcp.__version__, project,
              f" and the user store {config.user}" if config.user else "",

@@ -147,9 +147,24 @@ def _not_asked(ok: bool) -> PurgeConfirmation:
 
 class _Server(MCPServer):
     """MCPServer whose refusals of malformed arguments carry a code like every other error, and name
-    the fields and the rule broken without echoing the values (which might hold a credential)."""
+    the fields and the rule broken without echoing the values (which might hold a credential).
+
+    Its tools may be registered in a thread while it already answers (`tools_ready`): building their
+    schemas is most of what start-up costs beyond a bare server, and `initialize` does not need them."""
+
+    tools_ready: threading.Event | None = None
+
+    async def _wait_for_tools(self) -> None:
+        ready = self.tools_ready
+        if ready is not None and not ready.is_set():
+            await anyio.to_thread.run_sync(ready.wait)
+
+    async def list_tools(self):  # type: ignore[no-untyped-def]
+        await self._wait_for_tools()
+        return await super().list_tools()
 
     async def call_tool(self, name, arguments, context=None):  # type: ignore[no-untyped-def]
+        await self._wait_for_tools()
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as e:
@@ -223,17 +238,31 @@ def _answer(result: Any, text: str) -> CallToolResult:
 
 
 def build_server(root: Path | None = None, user_root: Path | None = None,
-                 scopes: ScopesHandle | None = None) -> MCPServer:
+                 scopes: ScopesHandle | None = None, tools_in_background: bool = False) -> MCPServer:
     """The server over the store at `root` (default: $MEMORY_MCP_ROOT or ~/.memory-mcp/default), and
     with `user_root` also over the user's global store: `root` is then the project scope. `scopes`,
-    when given, is a handle its owner closes (`serve` passes one that keeps a file watcher)."""
+    when given, is a handle its owner closes (`serve` passes one that keeps a file watcher).
+    `tools_in_background` registers the tools in a thread (`serve` does, to answer `initialize`
+    sooner); tools/list and tool calls wait for it."""
     handle = scopes or ScopesHandle(ScopeConfig(root, user_root))
     mcp = _Server("memory-mcp", instructions=INSTRUCTIONS, version="0.1.0")
     call = _Calls(handle)
-    _add_memory_tools(mcp, call)
-    _add_change_tools(mcp, call)
-    _add_upkeep_tools(mcp, call)
     _add_digest(mcp, handle)
+
+    def add_tools() -> None:
+        try:
+            _add_memory_tools(mcp, call)
+            _add_change_tools(mcp, call)
+            _add_upkeep_tools(mcp, call)
+        finally:
+            if mcp.tools_ready is not None:
+                mcp.tools_ready.set()
+
+    if tools_in_background:
+        mcp.tools_ready = threading.Event()
+        threading.Thread(target=add_tools, name="memory-mcp tools", daemon=True).start()
+    else:
+        add_tools()
     return mcp
 
 

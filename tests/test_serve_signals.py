@@ -1,5 +1,6 @@
-"""Stopping `memory-mcp serve` on stdio the way a person and a client do: Ctrl-C (SIGINT) and
-SIGTERM, before and after the stores are open, end it at once with no traceback."""
+"""Starting and stopping `memory-mcp serve` on stdio as a client does: a call sent the moment
+`initialize` is answered (the tools register in a thread meanwhile), and Ctrl-C (SIGINT) and
+SIGTERM, before and after the stores are open, ending it at once with no traceback."""
 
 from __future__ import annotations
 
@@ -65,3 +66,24 @@ def test_the_server_logs_its_version_and_store_at_start(tmp_path: Path) -> None:
     quiet = subprocess.run([str(EXE), "--log-level", "warning", "serve"], stdin=subprocess.DEVNULL,
                            capture_output=True, text=True, env=server_env(store, tmp_path), timeout=60)
     assert quiet.returncode == 0 and quiet.stderr == ""
+
+
+def test_a_call_sent_right_after_initialize_waits_for_the_tools_and_succeeds(tmp_path: Path) -> None:
+    # `initialize` is answered before the tools have registered (their schemas are most of the
+    # start-up cost); what is asked for before they are ready must wait for them, not miss them.
+    proc = _started(tmp_path / "store", tmp_path, first_call=False)
+    try:
+        assert proc.stdin and proc.stdout
+        listed = _request(proc, 2, "tools/list", {})
+        names = {t["name"] for t in listed["result"]["tools"]}
+        assert {"memory_remember", "memory_recall", "memory_status", "memory_reindex"} <= names
+        fresh = _started(tmp_path / "store", tmp_path, first_call=False)
+        try:
+            answer = _request(fresh, 2, "tools/call", {"name": "memory_status", "arguments": {}})
+            assert answer["result"]["isError"] is False
+        finally:
+            fresh.kill()
+            fresh.wait()
+    finally:
+        proc.kill()
+        proc.wait()
