@@ -45,6 +45,7 @@ class Index:
         # done once, just before it commits (a reindex changes thousands).
         self._stale_pairs: set[str] = set()
         self._seen_version: int | None = None
+        self._vocab = False  # whether temp.fts_stem_vocab exists on this connection
 
     @classmethod
     def open(cls, path: Path) -> Index:
@@ -314,6 +315,15 @@ class Index:
         return list(self.conn.execute(
             f"SELECT {table}.rowid, bm25({table}, {weights}) AS r FROM {table}{join}"
             f" WHERE {table} MATCH ?{cond} ORDER BY r LIMIT ?", (match, *args, limit)))
+
+    def doc_freq(self, terms: Iterable[str]) -> dict[str, int]:
+        """term -> how many memories hold it in `fts_stem` (0 when none does)."""
+        if not self._vocab:
+            # A temp table: it reads the index's own FTS data, so nothing is stored or migrated.
+            self.conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.fts_stem_vocab USING fts5vocab(main, fts_stem, row)")
+            self._vocab = True
+        sql = "SELECT doc FROM temp.fts_stem_vocab WHERE term = ?"
+        return {t: (row[0] if (row := self.conn.execute(sql, (t,)).fetchone()) else 0) for t in dict.fromkeys(terms)}
 
     def matches_any(self, table: str, match: str) -> bool:
         """Whether any memory matches the FTS5 expression `match` in `table`: it stops at the first
