@@ -4,15 +4,13 @@ Each tool returns structured content (its dataclass is the published output sche
 text rendering for the model, which reads `content`, not the structured copy.
 """
 
-import inspect
 import logging
 import os
 import threading
 from collections.abc import Callable
 from dataclasses import asdict
-from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any
 
 import anyio
 from mcp.server.mcpserver import (
@@ -26,12 +24,12 @@ from mcp.server.mcpserver import (
     Resolve,
 )
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from mcp.types import CallToolResult, TextContent
 from pydantic import BaseModel, Field, PrivateAttr, ValidationError
 
 from . import globs, options, render
 from .errors import Declined, Internal, InvalidArgument, StoreError, UnknownTool
-from .model import Decision, FieldSpec, ForgetMode, MemoryType, Tool, Trust, settable
+from .model import ForgetMode
 from .results import (
     FeedbackResult,
     ForgetResult,
@@ -43,6 +41,19 @@ from .results import (
     StatusResult,
 )
 from .scopes import ScopeConfig, Scopes, project_root
+from .toolargs import (
+    ALWAYS_LOAD,
+    DESTRUCTIVE,
+    IDEMPOTENT_WRITE,
+    READ_ONLY,
+    SCOPE_HELP,
+    WRITE,
+    DecisionArg,
+    ForgetModeArg,
+    MemoryTypeArg,
+    ScopeArg,
+    with_fields,
+)
 
 if TYPE_CHECKING:
 
@@ -72,66 +83,6 @@ replaces the old, keep_both when both hold); the user decides when it is unclear
 that proved wrong gets memory_feedback(helpful=false) and memory_forget (deprecate, with a reason),
 or a new memory with supersedes=[old id]. memory_read shows a whole memory, its chain and history.
 """
-
-# Clients that defer tool definitions (Claude Code's tool search) keep these two loaded: recall
-# first and remember are the loop the memory exists for (../shared/reference/mcp-conventions.md).
-_ALWAYS_LOAD = {"anthropic/alwaysLoad": True}
-_READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
-_WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
-_IDEMPOTENT_WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True,
-                                    open_world_hint=False)
-_DESTRUCTIVE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False,
-                               open_world_hint=False)
-
-
-def _choices(enum: type[StrEnum]) -> Any:
-    """The tool-schema type of an enumeration: a Literal of its values, derived, never copied."""
-    return Literal[tuple(e.value for e in enum)]
-
-
-MemoryTypeArg = _choices(MemoryType)
-TrustArg = _choices(Trust)
-ForgetModeArg = _choices(ForgetMode)
-DecisionArg = _choices(Decision)
-ScopeArg = Literal["project", "user"]
-_SCOPE_HELP = ("project or user store, when the server serves both (started with --user-store); "
-               "default: project")
-
-
-_KIND_ARG: dict[str, Any] = {"list": list[str], "text": str, "date": str, "number": float}
-
-
-def _field_arg(spec: FieldSpec, tool: Tool) -> inspect.Parameter:
-    """The tool parameter for a frontmatter field `tool` may set, typed and described from its
-    declaration in `model.Memory`. For memory_update every field is optional (None: unchanged)."""
-    kind: Any = _choices(spec.enum) if spec.enum is not None else _KIND_ARG[spec.kind]
-    default: Any = None
-    if tool == "update":
-        kind = kind | None
-    elif spec.kind == "list":
-        default = []
-    else:
-        default = spec.enum(str(spec.default)).value if spec.enum is not None else spec.default
-        if default is None:
-            kind = kind | None
-    description = spec.description + (", or '' to clear" if tool == "update" and spec.kind == "date" else "")
-    return inspect.Parameter(spec.name, inspect.Parameter.KEYWORD_ONLY, default=default,
-                             annotation=Annotated[kind, Field(description=description)])
-
-
-def _with_fields(tool: Tool) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Publish a tool function's `**fields` as one parameter per field `tool` may set
-    (`model.settable`), placed before `scope`: a field declared settable needs no code here."""
-    def publish(fn: Callable[..., Any]) -> Callable[..., Any]:
-        sig = inspect.signature(fn)
-        own = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in sig.parameters.values()
-               if p.kind is not inspect.Parameter.VAR_KEYWORD]
-        at = next((i for i, p in enumerate(own) if p.name == "scope"), len(own))
-        added = [_field_arg(spec, tool) for spec in settable(tool)]
-        fn.__signature__ = sig.replace(parameters=[*own[:at], *added, *own[at:]])  # type: ignore[attr-defined]
-        return fn
-    return publish
-
 
 class PurgeConfirmation(BaseModel):
     ok: bool = Field(description="Delete this memory file? Git history keeps a copy.")
@@ -267,12 +218,12 @@ def build_server(root: Path | None = None, user_root: Path | None = None,
 
 
 def _add_memory_tools(mcp: MCPServer, call: _Calls) -> None:
-    @mcp.tool(title="Remember", annotations=_WRITE, meta=_ALWAYS_LOAD)
-    @_with_fields("remember")
+    @mcp.tool(title="Remember", annotations=WRITE, meta=ALWAYS_LOAD)
+    @with_fields("remember")
     async def memory_remember(
         content: Annotated[str, Field(description="The memory: a few sentences of markdown, one fact or decision")],
         title: Annotated[str | None, Field(description="Short title; derived from the content when omitted")] = None,
-        scope: Annotated[ScopeArg | None, Field(description=_SCOPE_HELP)] = None,
+        scope: Annotated[ScopeArg | None, Field(description=SCOPE_HELP)] = None,
         **fields: Any,
     ) -> Annotated[CallToolResult, RememberResult]:
         """Store a durable memory (a file in the git-backed store). Returns its id, and `conflicts`:
@@ -281,7 +232,7 @@ def _add_memory_tools(mcp: MCPServer, call: _Calls) -> None:
         r = await call(lambda s: s.store(scope).remember(opts))
         return _answer(r, render.remember(r))
 
-    @mcp.tool(title="Recall", annotations=_READ_ONLY, meta=_ALWAYS_LOAD)
+    @mcp.tool(title="Recall", annotations=READ_ONLY, meta=ALWAYS_LOAD)
     async def memory_recall(
         query: Annotated[str, Field(description="Key words of the task or question; any text")] = "",
         limit: Annotated[int, Field(ge=1, le=50)] = 8,
@@ -304,7 +255,7 @@ def _add_memory_tools(mcp: MCPServer, call: _Calls) -> None:
         r = await call(lambda s: s.recall(scope, opts))
         return _answer(r, render.recall(r))
 
-    @mcp.tool(title="Read a memory", annotations=_READ_ONLY)
+    @mcp.tool(title="Read a memory", annotations=READ_ONLY)
     async def memory_read(
         id: Annotated[str | None, Field(description="Memory id")] = None,
         path: Annotated[str | None, Field(description="Or its path, e.g. memories/name.md")] = None,
@@ -315,8 +266,8 @@ def _add_memory_tools(mcp: MCPServer, call: _Calls) -> None:
 
 
 def _add_change_tools(mcp: MCPServer, call: _Calls) -> None:
-    @mcp.tool(title="Update a memory", annotations=_WRITE)
-    @_with_fields("update")
+    @mcp.tool(title="Update a memory", annotations=WRITE)
+    @with_fields("update")
     async def memory_update(
         id: Annotated[str, Field(description="Memory id")],
         content: Annotated[str | None, Field(description="New text; None keeps it")] = None,
@@ -346,7 +297,7 @@ def _add_change_tools(mcp: MCPServer, call: _Calls) -> None:
         return Elicit(f"Permanently delete the memory '{found.title}' ({found.path})? Git history keeps a copy.",
                       PurgeConfirmation)
 
-    @mcp.tool(title="Forget (archive, deprecate, restore, purge)", annotations=_DESTRUCTIVE)
+    @mcp.tool(title="Forget (archive, deprecate, restore, purge)", annotations=DESTRUCTIVE)
     async def memory_forget(
         id: str,
         approval: Annotated[ElicitationResult[PurgeConfirmation], Resolve(ask_before_purge)],
@@ -370,14 +321,14 @@ def _add_change_tools(mcp: MCPServer, call: _Calls) -> None:
 
 
 def _add_upkeep_tools(mcp: MCPServer, call: _Calls) -> None:
-    @mcp.tool(title="Resolve a conflict", annotations=_IDEMPOTENT_WRITE)
+    @mcp.tool(title="Resolve a conflict", annotations=IDEMPOTENT_WRITE)
     async def memory_resolve(id: str, other_id: str, decision: DecisionArg) -> Annotated[CallToolResult, ResolveResult]:
         """Settle a pair raised by the conflict gate: `supersede` (id replaces other_id, which is
         archived) or `keep_both` (both stay; the pair is never raised again)."""
         r = await call(lambda s: s.owner(id).resolve(options.Resolve(id=id, other_id=other_id, decision=decision)))
         return _answer(r, r.message)
 
-    @mcp.tool(title="Feedback on a memory", annotations=_WRITE)
+    @mcp.tool(title="Feedback on a memory", annotations=WRITE)
     async def memory_feedback(
         id: str,
         helpful: Annotated[bool, Field(description="false when the memory misled you")],
@@ -388,14 +339,14 @@ def _add_upkeep_tools(mcp: MCPServer, call: _Calls) -> None:
         text = f"{r.id} feedback {r.feedback}" + (" (withheld from recall)" if r.withheld else "")
         return _answer(r, text)
 
-    @mcp.tool(title="Memory status", annotations=_READ_ONLY)
+    @mcp.tool(title="Memory status", annotations=READ_ONLY)
     async def memory_status() -> Annotated[CallToolResult, StatusResult]:
         """Counts, index coverage, unindexed files with reasons, pending conflicts, memories due for
         review, distillation candidates, withheld memories, git state."""
         r = await call(lambda s: s.status())
         return _answer(r, render.status(r))
 
-    @mcp.tool(title="Rebuild the index", annotations=_IDEMPOTENT_WRITE)
+    @mcp.tool(title="Rebuild the index", annotations=IDEMPOTENT_WRITE)
     async def memory_reindex(
         ctx: Context,
         verify: Annotated[bool, Field(description="Re-hash every file and report drift")] = False,

@@ -21,7 +21,7 @@ LAYERS: dict[str, set[str]] = {
     "app": {"session", "access", "reads", "writes", "upkeep", "importing", "transfer", "sources", "automemory", "scopes",
             "store", "glance"},
     # thin: parse, call the facade, render
-    "adapters": {"server", "cli", "render", "progress", "claude_code", "demo", "httpserve", "httpguard", "hooks",
+    "adapters": {"server", "cli", "render", "progress", "claude_code", "demo", "httpserve", "httpguard", "toolargs", "hooks",
                  "installers", "hookstate", "hooks_automemory", "plugin", "launch", "commands", "__init__", "__main__"},
 }
 # What each layer may import besides itself.
