@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable
 from pathlib import Path
-from typing import TypeVar
 
 from . import pairs, textproc
 from .model import Memory, body_sha, content_key
@@ -28,6 +27,7 @@ from .schema import (
     column_value,
     to_row,
 )
+from .sqlconn import Transaction, chunks, connect
 
 
 class Index:
@@ -51,7 +51,7 @@ class Index:
     def open(cls, path: Path) -> Index:
         """Open (creating) the index at `path`; a schema from another version is rebuilt empty."""
         path.parent.mkdir(parents=True, exist_ok=True)
-        index = cls(_connect(path), path)
+        index = cls(connect(path), path)
         index.conn.execute("PRAGMA journal_mode=WAL")
         if index._schema_version() != SCHEMA_VERSION:
             index._drop_all()
@@ -64,7 +64,7 @@ class Index:
         (`open` may drop every table): for a read that does not hold the store lock."""
         if not path.is_file():
             return None
-        index = cls(_connect(path), path)
+        index = cls(connect(path), path)
         # Its reader is a hook, which waits a second for a busy store, not the writers' 30 s.
         index.conn.execute("PRAGMA busy_timeout=1000")
         if index._schema_version() != SCHEMA_VERSION:
@@ -101,9 +101,9 @@ class Index:
             self.conn.execute(
                 "INSERT OR REPLACE INTO meta(key, value) VALUES ('schema_version', ?)", (SCHEMA_VERSION,))
 
-    def transaction(self) -> _Transaction:
+    def transaction(self) -> Transaction:
         """`with index.transaction():` groups statements into one atomic commit."""
-        return _Transaction(self.conn, self._forget_caches, self._refresh_pairs)
+        return Transaction(self.conn, self._forget_caches, self._refresh_pairs)
 
     def _forget_caches(self) -> None:
         self._file_stats = None
@@ -259,7 +259,7 @@ class Index:
             return [to_row(r) for r in self.conn.execute(f"SELECT {ROW_COLUMNS} FROM memories m")]
         out: list[Row] = []
         ids = list(rowids)
-        for chunk in _chunks(ids, 500):
+        for chunk in chunks(ids, 500):
             marks = ",".join("?" * len(chunk))
             out += [to_row(r) for r in self.conn.execute(
                 f"SELECT {ROW_COLUMNS} FROM memories m WHERE m.rowid IN ({marks})", chunk)]
@@ -335,7 +335,7 @@ class Index:
     def stem_texts(self, rowids: list[int]) -> dict[int, str]:
         """rowid -> the stemmed terms of its title and body, as the fts_stem table holds them."""
         out: dict[int, str] = {}
-        for chunk in _chunks(rowids, 500):
+        for chunk in chunks(rowids, 500):
             marks = ",".join("?" * len(chunk))
             for rid, title, body in self.conn.execute(
                     f"SELECT rowid, title, body FROM fts_stem WHERE rowid IN ({marks})", chunk):
@@ -362,7 +362,7 @@ class Index:
     def usage(self, ids: Iterable[str]) -> dict[str, tuple[int, str | None]]:
         ids = list(ids)
         out: dict[str, tuple[int, str | None]] = {}
-        for chunk in _chunks(ids, 500):
+        for chunk in chunks(ids, 500):
             marks = ",".join("?" * len(chunk))
             for i, n, last in self.conn.execute(
                     f"SELECT id, recall_count, last_recalled FROM usage WHERE id IN ({marks})", chunk):
@@ -374,56 +374,3 @@ class Index:
             "INSERT INTO usage(id, recall_count, last_recalled) VALUES (?, 1, ?)"
             " ON CONFLICT(id) DO UPDATE SET recall_count = recall_count + 1, last_recalled = excluded.last_recalled",
             [(i, when) for i in ids])
-
-
-class _Transaction:
-    def __init__(self, conn: sqlite3.Connection, on_rollback: Callable[[], None],
-                 before_commit: Callable[[], None]) -> None:
-        self.conn = conn
-        self.on_rollback = on_rollback  # what was read inside the transaction may be undone
-        self.before_commit = before_commit  # derived rows the transaction's changes call for
-        self.outer = False
-
-    def __enter__(self) -> None:
-        self.outer = not self.conn.in_transaction
-        if self.outer:
-            self.conn.execute("BEGIN IMMEDIATE")
-
-    def __exit__(self, exc_type, exc, tb) -> None:  # type: ignore[no-untyped-def]
-        if not self.outer:
-            return
-        if exc_type:
-            self._rollback()
-            return
-        try:
-            self.before_commit()
-            self.conn.execute("COMMIT")
-        except BaseException:
-            # A COMMIT that failed (a full disk, a deferred constraint) can leave the transaction open:
-            # every later transaction() would then nest inside it and never commit, and other processes
-            # would wait on its write lock.
-            self._rollback()
-            raise
-
-    def _rollback(self) -> None:
-        self.on_rollback()
-        # SQLite may have rolled back by itself already (a full disk mid-statement).
-        if self.conn.in_transaction:
-            self.conn.execute("ROLLBACK")
-
-
-T = TypeVar("T")
-
-
-def _chunks(items: list[T], size: int) -> Iterator[list[T]]:
-    for i in range(0, len(items), size):
-        yield items[i : i + size]
-
-
-def _connect(path: Path) -> sqlite3.Connection:
-    conn = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
-    conn.execute("PRAGMA synchronous=NORMAL")
-    conn.execute("PRAGMA busy_timeout=30000")
-    # SQLite's lower() folds ASCII only; the substring fallback must match `бд` in `СУБД` too.
-    conn.create_function("py_lower", 1, lambda t: t.lower() if isinstance(t, str) else t, deterministic=True)
-    return conn

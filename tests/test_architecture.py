@@ -14,7 +14,7 @@ LAYERS: dict[str, set[str]] = {
     "truth": {"errors", "model", "files", "paths", "lifecycle", "dictionary", "secrets", "secret_rules", "layout",
               "validate", "options", "results", "budget", "globs"},
     # SQLite, the recall pipeline and the watcher: rebuilt from the files
-    "derived": {"index", "schema", "pairs", "reconcile", "textproc", "query", "ranking", "conflicts", "search", "watch", "notify"},
+    "derived": {"index", "schema", "pairs", "sqlconn", "reconcile", "textproc", "query", "ranking", "conflicts", "search", "watch", "notify"},
     # the only modules that run git
     "git": {"history", "sync", "memmerge", "incoming", "lock", "gitremote"},
     # the use cases and the facade over them
