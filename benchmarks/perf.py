@@ -497,7 +497,7 @@ def measure(n: int, watch: str | None, work: Path, args: argparse.Namespace) -> 
 
 
 TARGETS = {
-    "cold start - minimal MCPServer (ms)": "<= 300",
+    "cold start - minimal MCPServer (ms)": "<= 150",
     "no-op call in-process / find floor": "<= 2x",
     "no-op call in-process, watcher p50 / p95 (ms)": "<= 2 (also 100k)",
     "recall p50 / p95 stdio (ms)": "<= 15 / 40 (100k: 60 p50)",

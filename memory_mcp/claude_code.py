@@ -82,20 +82,30 @@ def hook_command(store: Path, user_store: Path | None = None) -> str:
     return shlex.join(words)
 
 
-def write_session_hook(path: Path, command: str) -> bool:
-    """Add a SessionStart hook running `command` to the settings file at `path` (kept otherwise).
+def file_hook_command(store: Path, user_store: Path | None = None) -> str:
+    """The shell command of the PreToolUse hook that brings the memories about a file (`paths:`)."""
+    words = [server_command(), "hook", "PreToolUse", "--store", str(store)]
+    words += ["--user-store", str(user_store)] if user_store else []
+    return shlex.join(words)
+
+
+FILE_TOOLS_MATCHER = "Read|Edit|MultiEdit|Write|NotebookEdit"  # as plugin/hooks/hooks.json has it
+
+
+def write_hook(path: Path, command: str, event: str = "SessionStart", matcher: str | None = None) -> bool:
+    """Add a hook on `event` running `command` to the settings file at `path` (kept otherwise).
 
     Returns False when an identical hook is already there."""
     settings = read_json_object(path)
     hooks = settings.setdefault("hooks", {})
-    if not isinstance(hooks, dict) or not isinstance(hooks.setdefault("SessionStart", []), list):
-        raise InvalidArgument(f"{path}: hooks.SessionStart is not a list; fix it first.")
-    groups = hooks["SessionStart"]
+    if not isinstance(hooks, dict) or not isinstance(hooks.setdefault(event, []), list):
+        raise InvalidArgument(f"{path}: hooks.{event} is not a list; fix it first.")
+    groups = hooks[event]
     if any(isinstance(g, dict) and any(isinstance(h, dict) and h.get("command") == command
                                        for h in g.get("hooks", [])) for g in groups):
         return False
-    # No matcher: the digest is wanted on startup, resume, /clear and after a compaction alike.
-    groups.append({"hooks": [{"type": "command", "command": command}]})
+    # SessionStart has no matcher: the digest is wanted on startup, resume, /clear and after a compaction alike.
+    groups.append({**({"matcher": matcher} if matcher else {}), "hooks": [{"type": "command", "command": command}]})
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(settings, indent=2) + "\n", encoding="utf-8")
     return True
@@ -121,9 +131,13 @@ def register(job: Install) -> str:
     done = [_register_server(job)]
     if job.hook:
         path = settings_path(job.scope, job.project, job.home)
-        added = write_session_hook(path, hook_command(job.store, job.user_store))
+        added = write_hook(path, hook_command(job.store, job.user_store))
         done.append(f"added the SessionStart digest hook to {path}" if added
                     else f"the SessionStart digest hook is already in {path}")
+        added = write_hook(path, file_hook_command(job.store, job.user_store), "PreToolUse",
+                                   FILE_TOOLS_MATCHER)
+        done.append(f"added the PreToolUse hook of file-aware memories (paths:) to {path}" if added
+                    else f"the PreToolUse hook of file-aware memories is already in {path}")
     return "\n".join(done)
 
 

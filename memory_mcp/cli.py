@@ -10,8 +10,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import claude_code, installers, render, scopes
+import memory_mcp
+
+from . import claude_code, commands, installers, render, scopes
 from .errors import StoreError
+from .launch import LEVELS, configure_logging
 from .options import Recall
 from .progress import ProgressBar
 
@@ -21,35 +24,41 @@ if TYPE_CHECKING:
 
 def _parser() -> argparse.ArgumentParser:
     help_text = "store folder (default: $MEMORY_MCP_ROOT, else ~/.memory-mcp/default)"
+    log_help = "what goes to stderr (default: $MEMORY_MCP_LOG_LEVEL, else info)"
     top = argparse.ArgumentParser(add_help=False)
     top.add_argument("--store", type=Path, default=None, help=help_text)
-    # On subcommands the option must not default, or it would undo `memory-mcp --store X status`.
+    top.add_argument("--log-level", choices=LEVELS, default=None, help=log_help)
+    # On subcommands the options must not default, or they would undo `memory-mcp --store X status`.
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--store", type=Path, default=argparse.SUPPRESS, help=help_text)
-    p = argparse.ArgumentParser(prog="memory-mcp", parents=[top],
-                                description="Long-term memory for coding agents, served over MCP.")
-    sub = p.add_subparsers(dest="command")
+    common.add_argument("--log-level", choices=LEVELS, default=argparse.SUPPRESS, help=log_help)
+    p = argparse.ArgumentParser(prog="memory-mcp", parents=[top], formatter_class=_Help,
+                                description="Long-term memory for coding agents, served over MCP. Without a "
+                                            "command: the MCP server over stdio.",
+                                epilog="Exit codes: 0 done, 1 done with refusals or drift, 2 error.")
+    p.add_argument("--version", action="version", version=f"memory-mcp {memory_mcp.__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
     s = sub.add_parser("serve", parents=[common], help="run the MCP server (stdio; the default command)")
     s.add_argument("--http", action="store_true", help="serve streamable HTTP at /mcp instead of stdio")
-    s.add_argument("--host", default="127.0.0.1", help="off loopback a bearer token is required")
-    s.add_argument("--port", type=int, default=8765)
+    s.add_argument("--host", default="127.0.0.1", help="HTTP address; off loopback a bearer token is required")
+    s.add_argument("--port", type=int, default=8765, help="HTTP port")
     s.add_argument("--token", default=None,
                    help="bearer token HTTP clients must send (default: $MEMORY_MCP_TOKEN; prefer the variable: "
                         "other users can read command lines)")
     _user_store_option(s)
     s.add_argument("--no-watch", dest="watch", action="store_false", default=None,
                    help="no file watcher: walk the store on every call (also MEMORY_MCP_WATCH=0)")
-    i = sub.add_parser("init", parents=[common], help="create a new store")
-    i.add_argument("path", nargs="?", type=Path)
+    i = sub.add_parser("init", parents=[common], help="create a new store from the template")
+    i.add_argument("path", nargs="?", type=Path, help="the new store's folder (default: --store, else the default store)")
     st = sub.add_parser("status", parents=[common], help="counts, coverage, conflicts, review and problems")
     _user_store_option(st)
-    r = sub.add_parser("recall", parents=[common], help="search memories")
+    r = sub.add_parser("recall", parents=[common], help="search memories as an agent would")
     _user_store_option(r)
-    r.add_argument("query", nargs="*")
-    r.add_argument("--limit", type=int, default=8)
+    r.add_argument("query", nargs="*", help="words, identifiers or a phrase")
+    r.add_argument("--limit", type=int, default=8, help="most memories to show")
     r.add_argument("--all", action="store_true", help="include archived and deprecated memories")
     x = sub.add_parser("reindex", parents=[common], help="rebuild the index from the files")
-    x.add_argument("--verify", action="store_true", help="re-hash every file and report drift")
+    x.add_argument("--verify", action="store_true", help="re-hash every file and report drift (exit 1 when found)")
     d = sub.add_parser("digest", parents=[common], help="print the session digest")
     d.add_argument("--hook", action="store_true", help="print it as Claude Code SessionStart hook JSON")
     d.add_argument("--max-tokens", type=int, default=render.DIGEST_TOKENS, help="token budget of the digest")
@@ -65,11 +74,33 @@ def _parser() -> argparse.ArgumentParser:
                      help="keep an export's trust levels (restoring your own export) instead of `imported`")
     exp = sub.add_parser("export", parents=[common], help="write every memory to one portable JSON file")
     exp.add_argument("path", nargs="?", type=Path, help="file to write (default: standard output)")
+    commands.add_parsers(sub, common, _user_store_option)
     installers.add_parsers(sub, common, _user_store_option)
     hooks_parser = sub.add_parser("hook", parents=[common], help="a Claude Code hook: reads the hook's JSON on stdin")
     hooks_parser.add_argument("event", help="SessionStart, UserPromptSubmit, Stop or PreToolUse")
     _user_store_option(hooks_parser)
+    _describe(sub)
     return p
+
+
+class _Help(argparse.HelpFormatter):
+    """Help that shows each option's default where it has one worth showing (not None, off or empty)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        default = action.default
+        if (action.option_strings and "default" not in text and default is not None and default is not False
+                and default is not argparse.SUPPRESS and default != [] and default != ""):
+            text += " (default: %(default)s)"
+        return text
+
+
+def _describe(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Each subcommand's help page opens with the line the command list shows, and shows defaults."""
+    lines = {a.dest: a.help for a in sub._choices_actions}
+    for name, parser in sub.choices.items():
+        parser.formatter_class = _Help
+        parser.description = parser.description or lines.get(name)
 
 
 def _user_store_option(parser: argparse.ArgumentParser) -> None:
@@ -79,13 +110,17 @@ def _user_store_option(parser: argparse.ArgumentParser) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the `memory-mcp` console script."""
+    """Entry point of the `memory-mcp` console script. Exit codes: 0 done, 1 done with refusals or
+    drift, 2 error."""
     args = _parser().parse_args(argv)
     command = args.command or "serve"
+    configure_logging(args.log_level or os.environ.get("MEMORY_MCP_LOG_LEVEL") or "info")
     if command == "hook":  # before anything that can fail: a hook never exits non-zero
         return installers.hook(args)
     try:
         scopes.check_named_store(args.store, command)
+        if command in commands.COMMANDS:
+            return commands.COMMANDS[command](args, _scopes)
         return _COMMANDS[command](args)
     except StoreError as e:
         print(f"memory-mcp: {e}", file=sys.stderr)
@@ -97,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from .server import serve
+    from .launch import serve
 
     serve(args.store, http=getattr(args, "http", False), host=getattr(args, "host", "127.0.0.1"),
           port=getattr(args, "port", 8765),
@@ -156,7 +191,7 @@ def _reindex(args: argparse.Namespace) -> int:
     with ProgressBar("reindex") as bar:
         result = _store(args).reindex(verify=args.verify, progress=bar)
     print(render.reindex(result))
-    return 0
+    return 1 if result.drift else 0
 
 
 def _watch(args: argparse.Namespace) -> int:
@@ -183,7 +218,7 @@ def _import(args: argparse.Namespace) -> int:
         report = store.import_memories(args.kind, None if stdin is not None else args.path, stdin,
                                        keep_trust=args.keep_trust, progress=bar)
     print(report.summary())
-    return 0
+    return 1 if report.refused else 0
 
 
 def _export(args: argparse.Namespace) -> int:
@@ -193,10 +228,10 @@ def _export(args: argparse.Namespace) -> int:
         sys.stdout.write(store.export_text(doc))
     else:
         doc = store.export(args.path)
-        print(f"exported {doc['count']} memories to {args.path}")
+        print(f"exported {render.count(doc['count'], 'memory', 'memories')} to {args.path}")
     for left in doc["not_exported"]:
         print(f"not exported: {left['path']}: {left['reason']}", file=sys.stderr)
-    return 0
+    return 1 if doc["not_exported"] else 0
 
 
 _COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {

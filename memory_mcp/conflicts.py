@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import math
 from dataclasses import dataclass
 
-from . import query
+from . import query, textproc
 from .index import Index
 from .model import parse_iso
 from .schema import Row
@@ -17,6 +18,37 @@ POOL = 32
 # without a shared entity are worth a look. Same-entity pairs are always candidates.
 MIN_SIMILARITY = 0.3
 AMBIGUITY_WINDOW_DAYS = 7
+# What makes a related pair a conflict ("this may replace or contradict that"): the new text says
+# that something changed or is not so and shares some terms with the old, or it shares an entity
+# and most of its terms. A shared entity alone is not enough: importing 2,000 notes about a few
+# services raised 5,984 pairs. Chosen on the tune half of tests/data/conflict_pairs.json and the perf
+# harness's generated notes; the held-out half is reported by tests/test_conflict_gate.py.
+# Rarity-weighted term overlap (`weighted_jaccard`) a pair needs to be raised:
+CHANGE_SIMILARITY = 0.15  # with a "change" cue the newer text has and the older has not
+NOT_SIMILARITY = 0.1  # with a "not" cue only, and a shared entity named in both texts
+NOT_ALONE_SIMILARITY = 0.3  # with a "not" cue only otherwise
+ALONE_OVERLAP = 0.8  # with no cue, and only with a shared entity: the weighted overlap coefficient
+# Plain overlap below which a pair with a cue is not weighed at all (keeps the df lookups few).
+PLAIN_FLOOR = 0.1
+
+# Words that say a statement changed ("change") or does not hold ("not"): English as written,
+# Russian by stem (its verbs inflect: переехал, переехало), Korean as parts of a word (않 is inside
+# 않고, 아니 inside 아니라), as Korean writes its endings on. "not" words are also how a rule is
+# written ("never run X", "use X instead of Y"), so they need more shared terms (`NOT_SIMILARITY`).
+_CUES: dict[str, tuple[frozenset[str], frozenset[str], tuple[str, ...]]] = {
+    "change": (
+        frozenset(("now", "longer", "anymore", "switched", "switch", "replaced", "replaces", "moved", "migrated",
+                   "renamed", "deprecated", "changed", "upgraded", "downgraded", "dropped", "removed", "since")),
+        frozenset(textproc.stem_word(w) for w in ("теперь", "больше", "уже", "перешли", "перевели", "перенесли",
+                                                  "переехал", "заменили", "передумал", "сократили", "увеличили",
+                                                  "изменили", "отказались")),
+        ("이제", "더이상", "바꿨", "바꾸었", "옮겼", "줄였", "늘렸", "변경했", "교체했")),
+    "not": (
+        frozenset(("instead", "not", "never", "no", "isnt", "arent", "doesnt", "dont", "wasnt", "werent", "wont",
+                   "cannot", "dislikes")),
+        frozenset(textproc.stem_word(w) for w in ("вместо", "не", "нет", "никогда", "против")),
+        ("대신", "않", "아니", "없", "싫")),
+}
 
 
 @dataclass(frozen=True)
@@ -62,6 +94,62 @@ def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     return len(a & b) / len(a | b) if a and b else 0.0
 
 
+def weighted_overlap(a: frozenset[str], b: frozenset[str], df: dict[str, int], n: int) -> tuple[float, float]:
+    """(Jaccard, overlap coefficient) with each term weighted by its rarity in the store
+    (log(1 + n / df)): two notes written from one pattern ("use X instead of Y in Z") share its
+    common words, not their subject. The overlap coefficient (shared / the smaller text) is what a
+    short restatement with one value changed ("4 workers" / "16 workers") keeps high."""
+    if not a or not b:
+        return 0.0, 0.0
+
+    def weight(terms: frozenset[str]) -> float:
+        return sum(math.log(1 + n / max(df.get(t, 0), 1)) for t in terms)
+    both = weight(a & b)
+    return both / weight(a | b), both / min(weight(a), weight(b))
+
+
+@functools.lru_cache(maxsize=8192)
+@functools.lru_cache(maxsize=8192)
+def cues(text: str) -> frozenset[tuple[str, str]]:
+    """(kind, word) for the words of `text` that say something changed or is not so (`_CUES`)."""
+    out: set[tuple[str, str]] = set()
+    for word in textproc.word_tokens(text.replace("’", "").replace("'", "")):
+        script = textproc.script_of(word)
+        for kind, (en, ru, ko) in _CUES.items():
+            if script == "latin" and word in en:
+                out.add((kind, word))
+            elif script == "cyrillic" and textproc.stem_word(word) in ru:
+                out.add((kind, textproc.stem_word(word)))
+            elif script == "hangul":
+                out.update((kind, part) for part in ko if part in word)
+    return frozenset(out)
+
+
+def cue_kind(new: str, old: str) -> str | None:
+    """The strongest cue the newer text has and the older has not ("change", then "not"), or None:
+    "use X instead of Y" in both is style, not news."""
+    fresh = {kind for kind, _ in cues(new) - cues(old)}
+    return next((k for k in _CUES if k in fresh), None)
+
+
+def named_in_both(entities: list[str], a: str, b: str) -> bool:
+    """Whether one of `entities` is written in both texts, by its terms (so `каталога` names
+    каталог, `알림을` names 알림, `web workspace` names web-workspace): a tag alone may be loose, a
+    name in both says the two are about the same thing."""
+    ta, tb = set(textproc.terms(a)), set(textproc.terms(b))
+    return any((name := {textproc.stem_word(w) for w in textproc.word_tokens(e)}) and name <= ta and name <= tb
+               for e in entities)
+
+
+def is_conflict(similarity: float, overlap: float, shared: bool, named: bool, cue: str | None) -> bool:
+    """Whether a related pair may be a replacement or contradiction (see `CHANGE_SIMILARITY`)."""
+    if cue == "change":
+        return similarity >= CHANGE_SIMILARITY
+    if cue == "not":
+        return similarity >= (NOT_SIMILARITY if named else NOT_ALONE_SIMILARITY)
+    return shared and overlap >= ALONE_OVERLAP
+
+
 def settled(a: Row | Subject, b: Row) -> bool:
     """A pair a person or agent already decided: kept both, or one supersedes the other."""
     return (b.id in a.distinct_from or a.id in b.distinct_from or b.superseded_by == a.id
@@ -76,13 +164,23 @@ def neighbours(index: Index, subject: Subject, limit: int = NEIGHBOUR_LIMIT) -> 
     candidates |= set(by_entity)
     mine = term_set(probe)
     when = parse_iso(subject.updated)
-    out: list[Neighbour] = []
+    related: list[tuple[Row, list[str], float, str | None]] = []
     for row in index.rows(candidates):
         if row.id == subject.id or row.state == "deprecated" or row.superseded_by or settled(subject, row):
             continue
         shared = sorted(e for e in row.entities if e.lower() in by_entity.get(row.rowid, set()))
-        sim = jaccard(mine, term_set(f"{row.title} {row.excerpt}"))
-        if not shared and sim < MIN_SIMILARITY:
+        theirs = f"{row.title} {row.excerpt}"
+        sim = jaccard(mine, term_set(theirs))
+        cue = cue_kind(probe, theirs)
+        if (shared or sim >= MIN_SIMILARITY) and sim >= PLAIN_FLOOR:
+            related.append((row, shared, sim, cue))
+    df = index.doc_freq(mine.union(*(term_set(f"{r.title} {r.excerpt}") for r, _, _, _ in related)))
+    total = index.count()
+    out: list[Neighbour] = []
+    for row, shared, sim, cue in related:
+        theirs = f"{row.title} {row.excerpt}"
+        weighted, overlap = weighted_overlap(mine, term_set(theirs), df, total)
+        if not is_conflict(weighted, overlap, bool(shared), named_in_both(shared, probe, theirs), cue):
             continue
         other = parse_iso(row.updated or row.created)
         gap = abs((when - other).total_seconds()) / 86400 if when and other else 0.0

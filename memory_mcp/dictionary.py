@@ -14,6 +14,8 @@ DICTIONARY = "dictionary.md"  # the store-relative path of the file
 MAX_DICTIONARY_BYTES = 1_000_000
 
 _LINE = re.compile(r"^\s*[-*]\s+([^:\n]+?)\s*(?::\s*(.*))?$")
+# The placeholder entry the store template explains the format with (indented on purpose).
+_TEMPLATE_EXAMPLE = "canonical-name"
 _AKA = re.compile(r"\(\s*aka\s*:\s*([^)]*)\)\s*$", re.IGNORECASE)
 
 
@@ -25,6 +27,9 @@ class Dictionary:
     names: list[str] = field(default_factory=list)
     version: str = ""
     problem: str | None = None  # why the file was not read (a link, a device, too big)
+    # Indented entry-like lines, not read as entries: `line N: text`, for memory_status to show.
+    skipped: list[str] = field(default_factory=list)
+    _mention_re: re.Pattern[str] | None = field(default=None, repr=False, compare=False)
 
     @classmethod
     def load(cls, path: Path, previous: Dictionary | None = None) -> Dictionary:
@@ -57,14 +62,19 @@ class Dictionary:
     def parse(cls, text: str) -> Dictionary:
         d = cls(version=_version(text))
         in_code = False
-        for line in text.splitlines():
+        for number, line in enumerate(text.splitlines(), 1):
             if line.strip().startswith("```"):
                 in_code = not in_code
-            # Indented lines are examples in the template's explanation, not entries.
-            if in_code or line.startswith(("    ", "\t")):
+            if in_code:
                 continue
             m = _LINE.match(line)
             if not m:
+                continue
+            # Indented lines are examples in an explanation (the template's is), not entries; they
+            # are reported, since a person may have indented a real entry by mistake.
+            if line.startswith(("    ", "\t")):
+                if m.group(1).strip() != _TEMPLATE_EXAMPLE:
+                    d.skipped.append(f"line {number}: {line.strip()[:120]}")
                 continue
             name = m.group(1).strip()
             aliases: list[str] = []
@@ -79,6 +89,18 @@ class Dictionary:
 
     def __bool__(self) -> bool:
         return bool(self.names)
+
+    def mentioned(self, text: str) -> list[str]:
+        """Canonical names of the entities whose name or alias occurs in `text` as whole words,
+        without regard to case (`recall billing` names `payments-service` when billing is its alias)."""
+        if not self.canonical or not text:
+            return []
+        if self._mention_re is None:
+            # Longest first, so `payments api` wins over `payments` where both are keys.
+            keys = sorted(self.canonical, key=len, reverse=True)
+            self._mention_re = re.compile(r"(?<!\w)(?:" + "|".join(map(re.escape, keys)) + r")(?!\w)")
+        found = (self.canonical[m.group(0)] for m in self._mention_re.finditer(" ".join(text.lower().split())))
+        return list(dict.fromkeys(found))
 
     def normalise(self, entity: str) -> str:
         """The canonical name of `entity`, or the entity trimmed when the dictionary does not know it."""

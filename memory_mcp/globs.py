@@ -11,6 +11,8 @@ import functools
 import re
 from pathlib import Path
 
+from .errors import InvalidArgument
+
 
 def glob_match(pattern: str, path: str) -> bool:
     """Whether a project-relative `path` matches `pattern`: `**` crosses folders (and matches none),
@@ -51,15 +53,32 @@ def _glob_regex(pattern: str) -> str:
     return "".join(out)
 
 
-def memories_for_file(file: str, project: Path, pairs: list[tuple[str, list[str]]]) -> list[str]:
-    """The ids of the memories whose `paths` globs match `file` (absolute, or relative to `project`);
-    a file outside the project matches nothing."""
+def matches_any(globs: list[str], rel: str) -> bool:
+    """Whether a project-relative path matches one of a memory's globs (an absolute one never does:
+    it is outside the project)."""
+    return not rel.startswith("/") and any(glob_match(g, rel) for g in globs)
+
+
+def project_relative(file: str, project: Path) -> str:
+    """`file` relative to the project root with / separators, when it is absolute and inside the
+    project; a relative one is taken as relative to the root already; one outside stays absolute."""
     given = Path(file)
-    if given.is_absolute():
-        try:
-            rel = given.resolve().relative_to(project.resolve()).as_posix()
-        except ValueError:
-            return []
-    else:
-        rel = given.as_posix()
-    return [mem_id for mem_id, globs in pairs if any(glob_match(g, rel) for g in globs)]
+    if not given.is_absolute():
+        return given.as_posix().removeprefix("./")
+    try:
+        return given.resolve().relative_to(project.resolve()).as_posix()
+    except ValueError:
+        return given.as_posix()
+
+
+def check(globs: list[str]) -> list[str]:
+    """Globs as a memory keeps them (trimmed, without a leading ./ or /, blank ones dropped); one that
+    climbs out of the project (`..`) is refused, since nothing inside the project could match it."""
+    out: list[str] = []
+    for g in (g.strip().removeprefix("./").lstrip("/") for g in globs):
+        if ".." in g.split("/"):
+            raise InvalidArgument(f"the glob {g[:80]!r} leaves the project (..); paths are relative to the "
+                                  "project root, e.g. src/billing/**.")
+        if g and g not in out:
+            out.append(g)
+    return out

@@ -9,8 +9,9 @@ what the hooks reference says reaches the model, or nothing.
   commands.
 - Stop: once per session, after real work (3+ edit, write or shell calls) with no memory written,
   a factual note that memory_remember exists. Non-blocking: `additionalContext`, never `decision`.
-- PreToolUse (opt-in, MEMORY_MCP_AUTO_MEMORY=redirect): a write into the auto-memory folder is
-  answered with a pointer to memory_remember.
+- PreToolUse (Read, Edit, Write and the like): the memories whose `paths:` globs match the file,
+  each once per session. With MEMORY_MCP_AUTO_MEMORY=redirect, a write into Claude Code's
+  auto-memory folder is answered with a pointer to memory_remember instead (hooks_automemory.py).
 
 A hook must never break or stall a session: the store lock is waited for 1 s at most, a watchdog
 ends a slow hook, and any error means no output, exit 0 and one line in the hook log.
@@ -32,6 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import globs, hookstate
+from . import hooks_automemory as automemory
 from .options import Recall
 from .render import age
 
@@ -53,6 +55,8 @@ RELATIVE = 0.5
 MIN_WORDS = 3
 EXCERPT_CHARS = 160
 WORK_TOOLS = frozenset({"Edit", "MultiEdit", "Write", "NotebookEdit", "Bash"})
+FILE_TOOLS = frozenset({"Read", "Edit", "MultiEdit", "Write", "NotebookEdit"})
+FILE_MEMORIES = 8  # the most memories one file brings
 STOP_NOTE = ("memory-mcp: this session edited files or ran commands and recorded no memory. Durable "
              "decisions, preferences and gotchas (type knowledge) found in it can be recorded with the "
              "memory_remember tool; they are then recalled in later sessions.")
@@ -122,18 +126,19 @@ def _watchdog(seconds: float) -> Iterator[None]:
 def handle(event: str, payload: dict[str, Any], options: Options) -> str:
     """The text to print for one hook event (empty: nothing)."""
     if event == "PreToolUse":
-        return pre_tool_use(payload)
+        return pre_tool_use(payload, options)
     if event == "Stop":
         return stop(payload)
-    scopes = open_scopes(payload, options, create=event == "SessionStart" and auto_memory_mode() == "import")
-    if scopes is None:
-        return ""
-    try:
-        if event == "SessionStart":
-            return session_start(payload, scopes)
-        if event == "UserPromptSubmit":
-            return user_prompt_submit(payload, scopes)
+    if event == "UserPromptSubmit":
+        return user_prompt_submit(payload, options)
+    if event != "SessionStart":
         raise ValueError(f"unknown hook event {event!r}; one of {', '.join(EVENTS)}")
+    roots = store_roots(payload, options, create=automemory.mode() == "import")
+    if not roots:
+        return ""
+    scopes = open_scopes(roots)
+    try:
+        return session_start(payload, scopes)
     finally:
         scopes.close()
 
@@ -148,14 +153,13 @@ def session_folder(payload: dict[str, Any]) -> Path:
     return Path(payload.get("cwd") or os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd())
 
 
-def open_scopes(payload: dict[str, Any], options: Options, create: bool = False) -> Scopes | None:
-    """The stores of this session that exist (a hook reads; it creates the project store only to
-    import auto memory into it, and only the one found from the git root: a store the command line
-    names and that is gone was moved, and recreating it empty would hide the memories). None when
-    there is no store at all."""
+def store_roots(payload: dict[str, Any], options: Options, create: bool = False) -> dict[str, Path]:
+    """The stores of this session that exist, by scope, the project's first (a hook reads; it
+    creates the project store only to import auto memory into it, and only the one found from the
+    git root: a store the command line names and that is gone was moved, and recreating it empty
+    would hide the memories)."""
     from . import scopes
     from .layout import is_store
-    from .store import Store
 
     if options.store is not None:
         pairs: list[tuple[str, Path | None]] = [(scopes.PROJECT, options.store.expanduser().resolve())]
@@ -164,13 +168,18 @@ def open_scopes(payload: dict[str, Any], options: Options, create: bool = False)
     else:
         config = scopes.project_scopes(session_folder(payload))
         pairs = [(scopes.PROJECT, config.project), (scopes.USER, config.user)]
-    opened: dict[str, Store] = {}
-    for name, root in pairs:
-        if root is None or not (is_store(root) or (create and name == scopes.PROJECT and options.store is None)):
-            continue
-        # Store calls wait up to a minute for a busy store; a hook waits a second, then gives up.
-        opened[name] = Store.open(root, lock_timeout=LOCK_WAIT_SECONDS)
-    return scopes.Scopes(opened) if opened else None
+    return {name: root for name, root in pairs if root is not None
+            and (is_store(root) or (create and name == scopes.PROJECT and options.store is None))}
+
+
+def open_scopes(roots: dict[str, Path]) -> Scopes:
+    """The stores of `roots` (not empty), opened; a missing project store is created."""
+    from .scopes import Scopes
+    from .store import Store
+
+    # Store calls wait up to a minute for a busy store; a hook waits a second, then gives up.
+    opened = {name: Store.open(root, lock_timeout=LOCK_WAIT_SECONDS) for name, root in roots.items()}
+    return Scopes(opened)
 
 
 # ------------------------------------------------------------------ SessionStart
@@ -180,9 +189,9 @@ def session_start(payload: dict[str, Any], scopes: Scopes) -> str:
 
     hookstate.prune()
     imported = ""
-    if auto_memory_mode() == "import" and "project" in scopes.stores:
+    if automemory.mode() == "import" and "project" in scopes.stores:
         with contextlib.suppress(Exception):  # the digest matters more than the import
-            imported = import_auto_memory(scopes.stores["project"], auto_memory_folder(session_folder(payload)))
+            imported = automemory.import_notes(scopes.stores["project"], automemory.folder(session_folder(payload)))
     text = render.digest(scopes.digest(), int(os.environ.get("MEMORY_MCP_DIGEST_TOKENS", "0") or 0)
                          or render.DIGEST_TOKENS)
     state = hookstate.SessionState(str(payload.get("session_id", "")))
@@ -251,20 +260,38 @@ def prompt_line(h: Hit, now: datetime | None = None) -> str:
     return f"- [{h.id}] {h.type}{state}{scope}, {age(h.updated, now)}: {h.title} - {excerpt}"
 
 
-def user_prompt_submit(payload: dict[str, Any], scopes: Scopes) -> str:
+def user_prompt_submit(payload: dict[str, Any], options: Options) -> str:
     """Recall on the prompt; the memories that clear the floor and are new to the session."""
     prompt = str(payload.get("prompt", "")).strip()
     if not prompt or prompt.startswith("/") or is_short(prompt):
         return ""
     state = hookstate.SessionState(str(payload.get("session_id", "")))
-    result = scopes.recall(None, Recall(prompt[:2000], limit=8))
-    lines = select(result.results, prompt, set(state.injected))
+    lines = select(recall_hits(store_roots(payload, options), Recall(prompt[:2000], limit=8)),
+                   prompt, set(state.injected))
     if not lines:
         return ""
     state.add(_ID.findall("\n".join(lines)))
     state.save()
     header = "Stored memories (memory-mcp) that match this prompt; memory_read with an id gives the whole text:"
     return _output("UserPromptSubmit", "\n".join([header, *lines]))
+
+
+def recall_hits(roots: dict[str, Path], opts: Recall) -> list[Hit]:
+    """Recall over the session's stores: from their indexes as they are when those are current (no
+    git, YAML or lock to load: the prompt hook's budget is 250 ms), else through the stores, which
+    reconcile first."""
+    from . import glance
+
+    if not roots:
+        return []
+    hits = glance.recall(roots, opts)
+    if hits is not None:
+        return hits
+    scopes = open_scopes(roots)
+    try:
+        return scopes.recall(None, opts).results
+    finally:
+        scopes.close()
 
 
 # ------------------------------------------------------------------ Stop
@@ -301,92 +328,40 @@ def stop(payload: dict[str, Any]) -> str:
     return _output("Stop", STOP_NOTE)
 
 
-# ------------------------------------------------------------------ Claude Code's auto memory
-def auto_memory_mode() -> str:
-    """`import` (default): new auto-memory notes are imported at session start; `redirect`: writes
-    into the auto-memory folder are answered with a pointer to memory_remember; `off`."""
-    mode = (os.environ.get("MEMORY_MCP_AUTO_MEMORY") or "import").strip().lower()
-    return mode if mode in ("import", "redirect", "off") else "import"
+# ------------------------------------------------------------------ PreToolUse
+def pre_tool_use(payload: dict[str, Any], options: Options) -> str:
+    """A write into Claude Code's auto-memory folder, in redirect mode, is denied with a pointer to
+    memory_remember; otherwise a file the tool reads or edits brings the memories whose `paths`
+    globs match it, each once per session."""
+    return automemory.redirect(payload, session_folder(payload)) or file_memories(payload, options)
 
 
-def auto_memory_folder(folder: Path) -> Path:
-    """Claude Code's auto-memory folder of the project holding `folder`:
-    ~/.claude/projects/<the project root's path, every other character than letters and digits as ->/memory.
-    The git root is tried first (all worktrees of a repository share one), then the folder itself."""
+def file_memories(payload: dict[str, Any], options: Options) -> str:
+    """The memories about the file a Read, Edit or Write call names, not injected before in this session."""
     from .scopes import project_root
 
-    base = Path(os.environ.get("CLAUDE_CONFIG_DIR") or Path.home() / ".claude") / "projects"
-    candidates = [project_root(folder), folder.expanduser().resolve()]
-    folders = [base / re.sub(r"[^A-Za-z0-9]", "-", str(c)) / "memory" for c in candidates]
-    return next((f for f in folders if f.is_dir()), folders[0])
-
-
-def import_auto_memory(store: Any, folder: Path) -> str:
-    """Import the notes of an auto-memory folder that are new or changed since the last import;
-    a changed note's new memory supersedes the one imported from its earlier text. Returns a
-    one-line account for the session (empty when nothing was new)."""
-    import hashlib
-
-    if not folder.is_dir():
+    tool_input = payload.get("tool_input")
+    file = (tool_input.get("file_path") or tool_input.get("notebook_path")) if isinstance(tool_input, dict) else None
+    if not file or payload.get("tool_name") not in FILE_TOOLS:
         return ""
-    ledger = hookstate.ImportLedger(store.root)
-    notes = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.glob("*.md"))
-             if p.is_file() and not p.is_symlink()}
-    changed = {name: sha for name, sha in notes.items() if ledger.notes.get(name, {}).get("sha") != sha}
-    if not changed:
+    rel = globs.project_relative(str(file), project_root(session_folder(payload)))
+    roots = store_roots(payload, options)
+    if rel.startswith("/") or not roots:
+        return ""  # outside the project no glob matches
+    state = hookstate.SessionState(str(payload.get("session_id", "")))
+    lines, spent = [], 0
+    for h in recall_hits(roots, Recall(file=rel, limit=FILE_MEMORIES)):
+        line = prompt_line(h)
+        cost = len(line) // 4 + 1
+        if state.seen(h.id):
+            continue
+        if spent + cost > PROMPT_TOKENS:
+            break
+        spent += cost
+        lines.append(line)
+        state.add([h.id])
+    if not lines:
         return ""
-    report = store.import_memories("claude-code", folder)
-    superseded = 0
-    for new_id in report.imported:
-        source = str(store.read(new_id).frontmatter.get("source", ""))
-        name = source.removeprefix("claude-code memory: ")
-        if name == source or name not in notes:
-            continue  # a MEMORY.md line: a note of its own, nothing earlier to replace
-        old = ledger.notes.get(name, {}).get("id")
-        if old and old != new_id:
-            with contextlib.suppress(Exception):  # the old import may have been purged by hand
-                store.resolve(new_id, old, "supersede")
-                superseded += 1
-        ledger.notes[name] = {"sha": notes[name], "id": new_id}
-    for name, sha in changed.items():  # unchanged in meaning (a duplicate) or MEMORY.md: seen at this text
-        ledger.notes.setdefault(name, {})["sha"] = sha
-    ledger.save()
-    if not report.imported:
-        return ""
-    return (f"memory-mcp imported {len(report.imported)} new Claude Code auto-memory note(s) from {folder}"
-            + (f"; {superseded} replace their earlier import." if superseded else "."))
-
-
-def pre_tool_use(payload: dict[str, Any]) -> str:
-    """With MEMORY_MCP_AUTO_MEMORY=redirect, a write into the auto-memory folder is denied with a
-    pointer to memory_remember (the person chose that memory lives in memory-mcp)."""
-    if auto_memory_mode() != "redirect":
-        return ""
-    tool_input = payload.get("tool_input") or {}
-    target = tool_input.get("file_path") if isinstance(tool_input, dict) else None
-    if not target:
-        return ""
-    folder = auto_memory_folder(session_folder(payload)).parent.parent  # ~/.claude/projects
-    path = Path(str(target)).expanduser()
-    if not (path.resolve().is_relative_to(folder.resolve()) and "memory" in path.parts):
-        return ""
-    return json.dumps({"hookSpecificOutput": {
-        "hookEventName": "PreToolUse", "permissionDecision": "deny",
-        "permissionDecisionReason": "Long-term memory for this project is kept by the memory-mcp server: the "
-        "memory_remember tool records this note there (searched with memory_recall in every session)."}})
-
-
-# ------------------------------------------------------------------ file-aware memories (paths: globs)
-def pre_tool_use_paths(payload: dict[str, Any], pairs: list[tuple[str, list[str]]],
-                       state: hookstate.SessionState) -> list[str]:
-    """For the PreToolUse hook of file-aware memories: the ids to inject for the file a Read, Edit or
-    Write call names, each once per session (the `paths` field itself is not in the core yet)."""
-    tool_input = payload.get("tool_input") or {}
-    file = tool_input.get("file_path") if isinstance(tool_input, dict) else None
-    if not file:
-        return []
-    from .scopes import project_root
-
-    ids = [i for i in globs.memories_for_file(str(file), project_root(session_folder(payload)), pairs) if not state.seen(i)]
-    state.add(ids)
-    return ids
+    state.save()
+    header = f"Stored memories (memory-mcp) about {rel}, from their paths globs; memory_read with an id gives the whole text:"
+    return _output("PreToolUse", "\n".join([header, *lines]))

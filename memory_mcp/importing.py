@@ -18,7 +18,8 @@ from .model import Memory, State, Trust, content_key
 from .options import Progress
 from .reconcile import walkable
 from .session import Session
-from .transfer import DUPLICATE, Batch, ImportConflict, ImportReport, Incoming, Skipped
+from .sources import Batch, Incoming
+from .transfer import DUPLICATE, ImportConflict, ImportReport, Skipped
 from .validate import check_entities, check_inputs, check_short, check_text
 
 
@@ -30,9 +31,10 @@ def import_memories(session: Session, kind: str, path: Path | None = None, text:
     the conflict gate pairs collisions for memory_resolve. Imported memories get `trust: imported`
     unless `keep_trust` (restoring one's own export)."""
     batch = transfer.read(kind, path, text)
+    session.check_writable()
     session.history.check_idle()  # else every memory would be refused one by one for the same reason
     report = ImportReport(kind, batch.source, refused=[Skipped(o, r) for o, r in batch.unreadable])
-    with session.call() as index, index.transaction():
+    with session.call(write=True) as index, index.transaction():
         # Read from git history only when an item gets past the duplicate check: a second import of
         # the same source, the common case, then costs nothing (the log costs ~8 ms per deletion).
         purged = functools.cache(lambda: transfer.deletions(session.history))
@@ -52,7 +54,7 @@ def import_memories(session: Session, kind: str, path: Path | None = None, text:
         report.imported = [w.mem.id for w in written]
         if written:
             report.commit = session.history.commit_paths(
-                [w.rel for w in written], f"import: {len(written)} memories from {kind} {Path(batch.source).name}",
+                [w.rel for w in written], f"import: {len(written)} memor{'y' if len(written) == 1 else 'ies'} from {kind} {Path(batch.source).name}",
                 report.imported, f"skipped: {len(report.skipped)}, refused: {len(report.refused)}, "
                 f"conflicts: {len(report.conflicts)}")
     return report

@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable
 from pathlib import Path
-from typing import TypeVar
 
-from . import textproc
+from . import pairs, textproc
 from .model import Memory, body_sha, content_key
 from .schema import (
     FTS_TABLES,
@@ -28,6 +27,7 @@ from .schema import (
     column_value,
     to_row,
 )
+from .sqlconn import Transaction, chunks, connect
 
 
 class Index:
@@ -40,22 +40,36 @@ class Index:
         # another process commits (PRAGMA data_version) or a transaction rolls back.
         self._file_stats: dict[str, tuple[FileStat, str | None]] | None = None
         self._count: int | None = None
+        self._open_pairs: int | None = None
+        # Memories written or removed in the open transaction whose pairs are not recomputed yet:
+        # done once, just before it commits (a reindex changes thousands).
+        self._stale_pairs: set[str] = set()
         self._seen_version: int | None = None
+        self._vocab = False  # whether temp.fts_stem_vocab exists on this connection
 
     @classmethod
     def open(cls, path: Path) -> Index:
         """Open (creating) the index at `path`; a schema from another version is rebuilt empty."""
         path.parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
-        conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute("PRAGMA synchronous=NORMAL")
-        conn.execute("PRAGMA busy_timeout=30000")
-        # SQLite's lower() folds ASCII only; the substring fallback must match `бд` in `СУБД` too.
-        conn.create_function("py_lower", 1, lambda t: t.lower() if isinstance(t, str) else t, deterministic=True)
-        index = cls(conn, path)
+        index = cls(connect(path), path)
+        index.conn.execute("PRAGMA journal_mode=WAL")
         if index._schema_version() != SCHEMA_VERSION:
             index._drop_all()
         index._create()
+        return index
+
+    @classmethod
+    def open_existing(cls, path: Path) -> Index | None:
+        """The index at `path` when it exists with this version's schema, else None. Writes nothing
+        (`open` may drop every table): for a read that does not hold the store lock."""
+        if not path.is_file():
+            return None
+        index = cls(connect(path), path)
+        # Its reader is a hook, which waits a second for a busy store, not the writers' 30 s.
+        index.conn.execute("PRAGMA busy_timeout=1000")
+        if index._schema_version() != SCHEMA_VERSION:
+            index.close()
+            return None
         return index
 
     def close(self) -> None:
@@ -87,13 +101,15 @@ class Index:
             self.conn.execute(
                 "INSERT OR REPLACE INTO meta(key, value) VALUES ('schema_version', ?)", (SCHEMA_VERSION,))
 
-    def transaction(self) -> _Transaction:
+    def transaction(self) -> Transaction:
         """`with index.transaction():` groups statements into one atomic commit."""
-        return _Transaction(self.conn, self._forget_caches)
+        return Transaction(self.conn, self._forget_caches, self._refresh_pairs)
 
     def _forget_caches(self) -> None:
         self._file_stats = None
         self._count = None
+        self._open_pairs = None
+        self._stale_pairs = set()
 
     def _check_caches(self) -> None:
         """Forget the cached table contents when another process committed since they were read."""
@@ -156,8 +172,11 @@ class Index:
             provisional=int(mem.provisional), body_chars=len(body))
         cur = self.conn.execute(INSERT, tuple(values[name] for name in INSERT_COLUMNS))
         rowid = cur.lastrowid
+        assert rowid is not None  # set by every INSERT
         if self._count is not None:
             self._count += 1
+        pairs.link(self.conn, rowid, mem.conflicts_with)
+        self._pairs_changed(mem.id)
         ents_text = " ".join(entities)
         self.conn.executemany("INSERT INTO entities(memory_rowid, entity) VALUES (?, ?)",
                               [(rowid, e.lower()) for e in dict.fromkeys(entities)])
@@ -169,13 +188,27 @@ class Index:
                           (rowid, title, body, ents_text))
         self.set_file(path, stat)
 
+    def _pairs_changed(self, mem_id: str) -> None:
+        self._stale_pairs.add(mem_id)
+        if not self.conn.in_transaction:
+            self._refresh_pairs()
+
+    def _refresh_pairs(self) -> None:
+        if self._stale_pairs:
+            pairs.refresh(self.conn, self._stale_pairs)
+            self._stale_pairs = set()
+            self._open_pairs = None
+
     def _delete_rowid(self, rowid: int) -> None:
+        (mem_id,) = self.conn.execute("SELECT id FROM memories WHERE rowid=?", (rowid,)).fetchone()
+        pairs.unlink(self.conn, rowid)
         for name in FTS_TABLES:
             self.conn.execute(f"DELETE FROM {name} WHERE rowid=?", (rowid,))
         self.conn.execute("DELETE FROM entities WHERE memory_rowid=?", (rowid,))
         self.conn.execute("DELETE FROM memories WHERE rowid=?", (rowid,))
         if self._count is not None:
             self._count -= 1
+        self._pairs_changed(mem_id)
 
     def remove_path(self, path: str) -> None:
         """Forget a file and the memory it held."""
@@ -193,7 +226,7 @@ class Index:
     def clear(self) -> None:
         """Drop every file and memory row (usage survives: it is keyed by memory id)."""
         self._forget_caches()
-        for name in ("entities", "memories", "files", "secret_flags"):
+        for name in ("entities", "memories", "files", "secret_flags", "conflict_links", "open_pairs"):
             self.conn.execute(f"DELETE FROM {name}")
         # Deleting from an FTS5 table reads back every row to unindex it; recreating it is instant.
         for name, (spec, _) in FTS_TABLES.items():
@@ -226,16 +259,24 @@ class Index:
             return [to_row(r) for r in self.conn.execute(f"SELECT {ROW_COLUMNS} FROM memories m")]
         out: list[Row] = []
         ids = list(rowids)
-        for chunk in _chunks(ids, 500):
+        for chunk in chunks(ids, 500):
             marks = ",".join("?" * len(chunk))
             out += [to_row(r) for r in self.conn.execute(
                 f"SELECT {ROW_COLUMNS} FROM memories m WHERE m.rowid IN ({marks})", chunk)]
         return out
 
-    def with_open_conflicts(self) -> list[Row]:
-        """Rows whose file lists open conflict pairs."""
-        return [to_row(r) for r in self.conn.execute(
-            f"SELECT {ROW_COLUMNS} FROM memories m WHERE m.conflicts_with != '[]'")]
+    def open_pairs(self) -> list[tuple[str, str, str, str]]:
+        """(id, other id, title, other title) of every conflict pair waiting for a decision (`pairs`)."""
+        self._refresh_pairs()  # inside a transaction that changed rows
+        return pairs.listed(self.conn)
+
+    def open_pair_count(self) -> int:
+        """How many pairs `open_pairs` lists (every recall reports it)."""
+        self._check_caches()
+        self._refresh_pairs()
+        if self._open_pairs is None:
+            self._open_pairs = pairs.count(self.conn)
+        return self._open_pairs
 
     def by_content(self, key: str) -> list[Row]:
         return [to_row(r) for r in self.conn.execute(
@@ -275,6 +316,15 @@ class Index:
             f"SELECT {table}.rowid, bm25({table}, {weights}) AS r FROM {table}{join}"
             f" WHERE {table} MATCH ?{cond} ORDER BY r LIMIT ?", (match, *args, limit)))
 
+    def doc_freq(self, terms: Iterable[str]) -> dict[str, int]:
+        """term -> how many memories hold it in `fts_stem` (0 when none does)."""
+        if not self._vocab:
+            # A temp table: it reads the index's own FTS data, so nothing is stored or migrated.
+            self.conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.fts_stem_vocab USING fts5vocab(main, fts_stem, row)")
+            self._vocab = True
+        sql = "SELECT doc FROM temp.fts_stem_vocab WHERE term = ?"
+        return {t: (row[0] if (row := self.conn.execute(sql, (t,)).fetchone()) else 0) for t in dict.fromkeys(terms)}
+
     def matches_any(self, table: str, match: str) -> bool:
         """Whether any memory matches the FTS5 expression `match` in `table`: it stops at the first
         match, unranked, so a term every memory holds costs no more than a rare one."""
@@ -285,7 +335,7 @@ class Index:
     def stem_texts(self, rowids: list[int]) -> dict[int, str]:
         """rowid -> the stemmed terms of its title and body, as the fts_stem table holds them."""
         out: dict[int, str] = {}
-        for chunk in _chunks(rowids, 500):
+        for chunk in chunks(rowids, 500):
             marks = ",".join("?" * len(chunk))
             for rid, title, body in self.conn.execute(
                     f"SELECT rowid, title, body FROM fts_stem WHERE rowid IN ({marks})", chunk):
@@ -312,7 +362,7 @@ class Index:
     def usage(self, ids: Iterable[str]) -> dict[str, tuple[int, str | None]]:
         ids = list(ids)
         out: dict[str, tuple[int, str | None]] = {}
-        for chunk in _chunks(ids, 500):
+        for chunk in chunks(ids, 500):
             marks = ",".join("?" * len(chunk))
             for i, n, last in self.conn.execute(
                     f"SELECT id, recall_count, last_recalled FROM usage WHERE id IN ({marks})", chunk):
@@ -324,45 +374,3 @@ class Index:
             "INSERT INTO usage(id, recall_count, last_recalled) VALUES (?, 1, ?)"
             " ON CONFLICT(id) DO UPDATE SET recall_count = recall_count + 1, last_recalled = excluded.last_recalled",
             [(i, when) for i in ids])
-
-
-class _Transaction:
-    def __init__(self, conn: sqlite3.Connection, on_rollback: Callable[[], None]) -> None:
-        self.conn = conn
-        self.on_rollback = on_rollback  # what was read inside the transaction may be undone
-        self.outer = False
-
-    def __enter__(self) -> None:
-        self.outer = not self.conn.in_transaction
-        if self.outer:
-            self.conn.execute("BEGIN IMMEDIATE")
-
-    def __exit__(self, exc_type, exc, tb) -> None:  # type: ignore[no-untyped-def]
-        if not self.outer:
-            return
-        if exc_type:
-            self._rollback()
-            return
-        try:
-            self.conn.execute("COMMIT")
-        except sqlite3.Error:
-            # A COMMIT that failed (a full disk, a deferred constraint) can leave the transaction open:
-            # every later transaction() would then nest inside it and never commit, and other processes
-            # would wait on its write lock.
-            self._rollback()
-            raise
-
-    def _rollback(self) -> None:
-        self.on_rollback()
-        # SQLite may have rolled back by itself already (a full disk mid-statement).
-        if self.conn.in_transaction:
-            self.conn.execute("ROLLBACK")
-
-
-T = TypeVar("T")
-
-
-def _chunks(items: list[T], size: int) -> Iterator[list[T]]:
-    for i in range(0, len(items), size):
-        yield items[i : i + size]
-

@@ -17,7 +17,6 @@ import re
 import shlex
 import shutil
 import subprocess
-import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -189,6 +188,8 @@ def _without_memory_tables(text: str) -> str:
 
 def write_codex(path: Path, entry: dict[str, object]) -> str:
     """Set [mcp_servers.memory] in Codex's config.toml; the rest of the file is kept byte for byte."""
+    import tomllib  # here, not at the top: every hook process imports this module, few run Codex's installer
+
     text = path.read_text(encoding="utf-8") if path.exists() else ""
     try:
         current = tomllib.loads(text).get("mcp_servers", {}).get(NAME)
@@ -224,6 +225,8 @@ def uninstall(where: Where) -> str:
         return uninstall_claude_code(where)
     path = config_path(where)
     if where.client == "codex":
+        import tomllib
+
         text = path.read_text(encoding="utf-8") if path.exists() else ""
         current = tomllib.loads(text).get("mcp_servers", {}).get(NAME) if text else None
         if current is None:

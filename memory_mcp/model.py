@@ -153,6 +153,9 @@ class Memory:
     deprecated_reason: str | None = frontmatter("text", None, description="Why it was deprecated")
     feedback: float = frontmatter("number", 0.0, merge="sum", bounds=(-1.0, 1.0),
                                   description="Helpful (+) or misleading (-) votes, from -1 to 1")
+    paths: list[str] = frontmatter("list", merge="set", tools=_BOTH_TOOLS,
+                                   description="Globs of the project files it is about, relative to the project "
+                                               "root (** crosses folders, * does not), e.g. src/billing/**")
     extra: dict[str, object] = field(default_factory=dict)
     # True when the file has no frontmatter id and `id` was derived from its path.
     provisional: bool = False

@@ -53,6 +53,7 @@ class Recall:
     max_tokens: int = 0
     diversity: float = 0.0
     min_score: float = 0.0
+    file: str = ""  # a project-relative path: only the memories whose `paths` globs match it
 
 
 @dataclass(frozen=True)

@@ -16,8 +16,9 @@ def main() -> int:
     """Serve the project's store and the user's over stdio."""
     config = scopes.project_scopes(Path(os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd()))
     from .errors import StoreError
-    from .server import serve
+    from .launch import configure_logging, serve
 
+    configure_logging(os.environ.get("MEMORY_MCP_LOG_LEVEL") or "info")
     try:
         serve(config.project, user_root=config.user)
     except StoreError as e:

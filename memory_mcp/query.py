@@ -15,6 +15,9 @@ operator, column filter, `NEAR`, `*`, `^` or bracket typed by the user is ever i
 * ``like`` - `Index.like`: other 1-2 character Latin/Cyrillic words as substrings (`db` in `MongoDB`),
   only when the word and stem signals found nothing: as whole words FTS matches them already, and
   as substrings (`go` in `ago`) they are noise next to real matches (LoCoMo R@10 66.6 -> 66.9).
+* ``ent`` - `fts_word`'s entities column: the dictionary entities the query names by their name or
+  an alias (the caller finds them, `Dictionary.mentioned`), so `billing` finds the memories of
+  `payments-service` when billing is its alias; weighs like a stem match.
 * ``pre`` / ``root`` - leading characters of each content word whose stem no memory holds:
   Snowball stems words of one root apart (`логировать` -> логирова, `логи` -> лог; `logger` ->
   logger, `logging` -> log), so such a word would otherwise find nothing. ``pre`` is the prefix
@@ -49,6 +52,7 @@ raw scores there are ~1e-6 and would round to 0.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
@@ -77,7 +81,7 @@ class SearchIndex(Protocol):
 # Fusion weights per signal. Stems carry the most (inflection-proof); exact words add a bonus for
 # the form the user typed; trigram and LIKE are fallbacks that must not reorder prose results.
 WEIGHTS: dict[str, float] = {"word": 0.5, "stem": 1.0, "tri": 0.2, "sym": 1.0, "like": 0.2,
-                             "pre": 0.2, "root": 0.2}
+                             "pre": 0.2, "root": 0.2, "ent": 1.0}
 
 # Shortest leading part of a stem (`root`) and of a word (`pre`) the prefix signals look up, by
 # script: a Hangul syllable holds two or three letters, and Russian roots of three letters are
@@ -129,10 +133,12 @@ class Plan:
     sym: list[str] = field(default_factory=list)
     like: list[str] = field(default_factory=list)
     roots: list[tuple[str, str]] = field(default_factory=list)
+    entities: list[str] = field(default_factory=list)
     when: bool = False
 
     def is_empty(self) -> bool:
-        return not (self.words or self.stems or self.tri or self.tri_fallback or self.sym or self.like)
+        return not (self.words or self.stems or self.tri or self.tri_fallback or self.sym or self.like
+                    or self.entities)
 
 
 def _quote(term: str) -> str:
@@ -248,6 +254,9 @@ def run_signals(index: SearchIndex, p: Plan, limit: int, where: RowFilter | None
         out["word"] = [(r, -s) for r, s in index.fts("fts_word", fts_or(p.words), limit, where)]
     if p.stems:
         out["stem"] = [(r, -s) for r, s in index.fts("fts_stem", fts_or(p.stems), limit, where)]
+    if p.entities:
+        match = " OR ".join(f"entities : {_quote(e)}" for e in p.entities[:MAX_TERMS])
+        out["ent"] = [(r, -s) for r, s in index.fts("fts_word", match, limit, where)]
     if p.roots:
         _run_prefix(index, p, limit, where, out)
     tri = p.tri
@@ -319,13 +328,16 @@ def apply_coverage(index: SearchIndex, p: Plan, fused: dict[int, float]) -> dict
     return out
 
 
-def text_scores(index: SearchIndex, query: str, pool: int, where: RowFilter | None = None) -> dict[int, float]:
+def text_scores(index: SearchIndex, query: str, pool: int, where: RowFilter | None = None,
+                entities: Sequence[str] = ()) -> dict[int, float]:
     """Plan `query`, run its signals on the memories of `index` that `where` admits, fuse: rowid ->
-    text score in (0, 1], the best match 1.0, at most `pool` entries. Any string is accepted; an
-    empty query gives {}."""
+    text score in (0, 1], the best match 1.0, at most `pool` entries. `entities` are the canonical
+    names of the dictionary entities the query mentions. Any string is accepted; an empty query
+    gives {}."""
     if pool <= 0:
         return {}
     p = plan(query)
+    p.entities = list(entities)
     if p.is_empty():
         return {}
     # Each signal looks deeper than the pool so a memory that is second-best on two signals can

@@ -24,7 +24,8 @@ def recall(session: Session, opts: Recall) -> RecallResult:
     search.row_filter(opts, [])  # refuse an unknown type before taking the lock
     with session.call() as index:
         names, unknown = session.dictionary.normalise_all(list(opts.entities))
-        hits, truncated = search.run(index, opts, search.row_filter(opts, names))
+        hits, truncated = search.run(index, opts, search.row_filter(opts, names),
+                                     session.dictionary.mentioned(opts.query))
         if hits:
             with index.transaction():
                 index.record_recall([h.id for h in hits], now_iso())
@@ -37,7 +38,8 @@ def search_only(session: Session, query: str, limit: int = 8) -> list[Hit]:
     """Ranked hits for `query` over the index as it is (no reconcile, no usage recorded)."""
     opts = Recall(query, limit)
     with session.lock.hold():
-        return search.run(session.index(), opts, search.row_filter(opts, []))[0]
+        return search.run(session.index(), opts, search.row_filter(opts, []),
+                          session.dictionary.mentioned(query))[0]
 
 
 def read(session: Session, id: str | None = None, path: str | None = None) -> ReadResult:

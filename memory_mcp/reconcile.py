@@ -17,7 +17,6 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from . import edits, files
 from .dictionary import DICTIONARY, Dictionary
 from .errors import ParseError
 from .index import Index
@@ -27,7 +26,6 @@ from .options import Progress
 from .paths import SYMLINK_REASON, shown
 from .results import ReconcileReport
 from .schema import FileStat
-from .secrets import scan
 
 DUPLICATE_ID = "duplicate id"
 # File timestamps come from the kernel's coarse clock and some file systems keep whole seconds, so a
@@ -235,6 +233,35 @@ def reconcile(root: Path, index: Index, dictionary: Dictionary, *, force: bool =
     return report
 
 
+def current(root: Path, index: Index, dictionary: Dictionary) -> bool:
+    """Whether a reconcile would find nothing to do: the same walk and stat gate, without reading a
+    file or writing the index. A read that holds no lock (a hook) checks this instead of reconciling."""
+    if index.get_meta("dictionary_version") != dictionary.version:
+        return False
+    seen, refused, aborted = _walk(root)
+    known = index.file_stats()
+    known.pop(DICTIONARY, None)  # its problem, if any, is recorded there; its version was compared above
+    if aborted is not None or len(known) != len(seen) + len(refused):
+        return False
+    last_start = int(index.get_meta("last_scan_start_ns") or 0)
+    for item in seen:
+        prev = known.get(item.rel)
+        if _duplicate(prev) or not _stat_clean(prev, item.mtime_ns, item.size, last_start):
+            return False
+    return all(r.path in known for r in refused)
+
+
+def _duplicate(prev: tuple[FileStat, str | None] | None) -> bool:
+    """Files refused for a duplicate id are re-checked every time: the other copy may be gone."""
+    return bool(prev and prev[1] and prev[1].startswith(DUPLICATE_ID))
+
+
+def _stat_clean(prev: tuple[FileStat, str | None] | None, mtime: int, size: int, last_start: int) -> bool:
+    """The stat gate. A file modified at or after the previous scan began may have been changed again
+    within the timestamp granularity, so it is not clean ("racily clean", as git does)."""
+    return bool(prev and prev[0].mtime_ns == mtime and prev[0].size == size and mtime + RACY_MARGIN_NS < last_start)
+
+
 def _check_files(root: Path, index: Index, dictionary: Dictionary, report: ReconcileReport, seen: list[_Seen],
                  known: dict[str, tuple[FileStat, str | None]], changed: set[str], force: bool, last_start: int,
                  progress: Progress | None, tracked: Tracked | None = None) -> None:
@@ -244,13 +271,9 @@ def _check_files(root: Path, index: Index, dictionary: Dictionary, report: Recon
             progress(done, len(seen))
         prev = known.get(item.rel)
         mtime, size = item.mtime_ns, item.size
-        # Stat gate. A file modified at or after the previous scan began may have been changed again
-        # within the timestamp granularity, so it is hashed anyway ("racily clean", as git does).
         # A path the watcher saw change is hashed whatever its stat says (`touch -d` can restore it).
-        # Files refused for a duplicate id are re-checked every time: the other copy may be gone.
-        recheck = force or bool(prev and prev[1] and prev[1].startswith(DUPLICATE_ID))
-        if (not recheck and item.rel not in changed and prev and prev[0].mtime_ns == mtime
-                and prev[0].size == size and mtime + RACY_MARGIN_NS < last_start):
+        recheck = force or _duplicate(prev)
+        if not recheck and item.rel not in changed and _stat_clean(prev, mtime, size, last_start):
             continue
         try:
             raw = Path(item.abs).read_bytes()
@@ -298,6 +321,11 @@ def _record_error(index: Index, report: ReconcileReport, rel: str, fstat: FileSt
 def _index_file(root: Path, index: Index, dictionary: Dictionary, report: ReconcileReport, rel: str,
                 raw: bytes, fstat: FileStat, prev: tuple[FileStat, str | None] | None,
                 tracked: Tracked | None = None) -> None:
+    # Imported here: YAML and the credential rules are needed only for a file that changed, and the
+    # hooks' check that nothing did (`current`) must not pay for them on every prompt.
+    from . import edits, files
+    from .secrets import scan
+
     try:
         text = files.decode(raw)
         mem = files.parse(text, rel)

@@ -35,8 +35,18 @@ def _printable(render: Callable[_P, str]) -> Callable[_P, str]:
     return wrapper
 
 
+def count(n: int, one: str, many: str) -> str:
+    """`1 memory`, `2 memories`: a count with the word that goes with it."""
+    return f"{n} {one if n == 1 else many}"
+
+
+def _value(value: object) -> str:
+    """A frontmatter value as a person writes it: a list as `a, b`, not Python's `['a', 'b']`."""
+    return ", ".join(str(v) for v in value) if isinstance(value, list) else str(value)
+
+
 def coverage(c: Coverage) -> str:
-    text = f"index: {c.indexed} memories"
+    text = f"index: {count(c.indexed, 'memory', 'memories')}"
     if c.unindexed:
         text += f", {c.unindexed} file(s) unindexed"
     if c.changed:
@@ -109,8 +119,8 @@ def read(r: ReadResult) -> str:
         lines.append("superseded by: " + " -> ".join(r.chain.superseded_by))
     if r.chain.supersedes:
         lines.append("supersedes: " + ", ".join(r.chain.supersedes))
-    fm = ", ".join(f"{k}: {v}" for k, v in r.frontmatter.items() if k not in ("id", "state"))
-    lines += [fm, "", r.body.rstrip(), ""]
+    lines += [f"{k}: {_value(v)}" for k, v in r.frontmatter.items() if k not in ("id", "state")]
+    lines += ["", r.body.rstrip(), ""]
     lines += [f"{h.date[:10]} {h.commit[:10]} {h.message}" for h in r.history[:10]]
     lines += r.warnings
     return "\n".join(lines)
@@ -129,7 +139,7 @@ def _committed(committed: bool) -> str:
 def status(r: StatusResult) -> str:
     c = r.counts
     by_state = ", ".join(f"{k} {v}" for k, v in sorted(c.get("by_state", {}).items())) or "empty"
-    lines = [f"store {r.store}: {c.get('total', 0)} memories ({by_state})", coverage(r.coverage)]
+    lines = [f"store {r.store}: {count(c.get('total', 0), 'memory', 'memories')} ({by_state})", coverage(r.coverage)]
     sections = [
         ("unindexed files", [f"{u.path}: {u.reason}" for u in r.unindexed]),
         ("files without an id", [f"{p.path}: {p.detail}" for p in r.provisional]),
@@ -139,6 +149,7 @@ def status(r: StatusResult) -> str:
         ("withheld (misleading)", [f"[{x.id}] {x.title} ({x.detail})" for x in r.withheld]),
         ("credentials in files (remove them; recall and memory_read show them masked)",
          [f"{f.path}: {f.kind} ({_committed(f.committed)})" for f in r.secrets]),
+        ("dictionary.md lines not read (indented; remove the indent to make them entries)", r.dictionary_skipped),
     ]
     for name, items in sections:
         if items:
@@ -162,7 +173,7 @@ def reconcile(r: ReconcileReport) -> str:
 
 
 def reindex(r: ReindexResult) -> str:
-    text = f"{r.mode}: {r.indexed} memories indexed, {r.unindexed} unindexed, {r.seconds}s"
+    text = f"{r.mode}: {count(r.indexed, 'memory', 'memories')} indexed, {r.unindexed} unindexed, {r.seconds}s"
     if r.mode == "verify":
         text += "\n" + ("drift: " + ", ".join(r.drift) if r.drift else "no drift")
     return text

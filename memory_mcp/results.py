@@ -165,6 +165,8 @@ class StatusResult:
     withheld: list[Listed]
     git: dict[str, Any]
     secrets: list[SecretFlag] = field(default_factory=list)
+    # dictionary.md lines that look like entries but are indented, so are not read as entries.
+    dictionary_skipped: list[str] = field(default_factory=list)
 
 
 @dataclass

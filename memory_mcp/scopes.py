@@ -165,6 +165,12 @@ class Scopes:
         for store in self.stores.values():
             store.close()
 
+    def pause(self) -> None:
+        """Take every store's write lock and keep it: a call in progress ends first, and no other
+        starts. For a process about to exit, which releases the locks by ending."""
+        for store in self.stores.values():
+            store.session.lock.hold().__enter__()
+
     def store(self, scope: str | None = None) -> Store:
         """The store `scope` names; without a scope, the project's (the one the server was started on)."""
         if scope is None:
@@ -262,6 +268,7 @@ class Scopes:
                 mine: list[Listed] = getattr(first, key)
                 mine += [replace(x, path=str(store.root / x.path)) for x in getattr(other, key)]
             first.pending_conflicts += other.pending_conflicts
+            first.dictionary_skipped += [f"{store.root / 'dictionary.md'} {x}" for x in other.dictionary_skipped]
         return first
 
     def reindex(self, verify: bool = False, progress: Progress | None = None) -> ReindexResult:

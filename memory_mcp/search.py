@@ -4,9 +4,11 @@ diversity and the token budget. Reads only the index; the use case holds the loc
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 
-from . import budget, conflicts, query, ranking
+from . import budget, conflicts, globs, query, ranking
+from .errors import InvalidArgument
 from .index import Index
 from .model import MemoryType, State, enum_value
 from .options import Recall
@@ -25,16 +27,21 @@ def row_filter(opts: Recall, entities: Sequence[str]) -> RowFilter:
     if opts.include_deprecated:
         states.add(State.DEPRECATED.value)
     types = frozenset(enum_value(MemoryType, t, "type").value for t in opts.types)
+    if opts.file and opts.query.strip():
+        raise InvalidArgument("pass query or file, not both: file lists the memories whose paths globs match it.")
     return RowFilter(frozenset(states), types, tuple(entities), ranking.WITHHOLD_AT)
 
 
-def run(index: Index, opts: Recall, where: RowFilter) -> tuple[list[Hit], bool]:
+def run(index: Index, opts: Recall, where: RowFilter, mentioned: Sequence[str] = ()) -> tuple[list[Hit], bool]:
     """The ranked hits of `opts` among the memories `where` admits, and whether the token budget
-    cut the list short."""
+    cut the list short. `mentioned`: the dictionary entities the query names (by name or alias)."""
     limit = opts.limit
     now = datetime.now(UTC)
-    if opts.query.strip():
-        scores = query.text_scores(index, opts.query, max(limit * 8, 64), where)
+    if opts.file:
+        rows = [r for r in index.select(replace(where, with_paths=True)) if globs.matches_any(r.paths, opts.file)]
+        scores = {r.rowid: 1.0 for r in rows}
+    elif opts.query.strip():
+        scores = query.text_scores(index, opts.query, max(limit * 8, 64), where, mentioned)
         rows = index.rows(scores)
     else:
         rows = index.select(where)

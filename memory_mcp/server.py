@@ -4,14 +4,13 @@ Each tool returns structured content (its dataclass is the published output sche
 text rendering for the model, which reads `content`, not the structured copy.
 """
 
-import inspect
 import logging
+import os
 import threading
 from collections.abc import Callable
 from dataclasses import asdict
-from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any
 
 import anyio
 from mcp.server.mcpserver import (
@@ -25,12 +24,12 @@ from mcp.server.mcpserver import (
     Resolve,
 )
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from mcp.types import CallToolResult, TextContent
 from pydantic import BaseModel, Field, PrivateAttr, ValidationError
 
-from . import options, render
+from . import globs, options, render
 from .errors import Declined, Internal, InvalidArgument, StoreError, UnknownTool
-from .model import Decision, FieldSpec, ForgetMode, MemoryType, Tool, Trust, settable
+from .model import ForgetMode
 from .results import (
     FeedbackResult,
     ForgetResult,
@@ -41,7 +40,20 @@ from .results import (
     ResolveResult,
     StatusResult,
 )
-from .scopes import ScopeConfig, Scopes
+from .scopes import ScopeConfig, Scopes, project_root
+from .toolargs import (
+    ALWAYS_LOAD,
+    DESTRUCTIVE,
+    IDEMPOTENT_WRITE,
+    READ_ONLY,
+    SCOPE_HELP,
+    WRITE,
+    DecisionArg,
+    ForgetModeArg,
+    MemoryTypeArg,
+    ScopeArg,
+    with_fields,
+)
 
 if TYPE_CHECKING:
 
@@ -72,66 +84,6 @@ that proved wrong gets memory_feedback(helpful=false) and memory_forget (depreca
 or a new memory with supersedes=[old id]. memory_read shows a whole memory, its chain and history.
 """
 
-# Clients that defer tool definitions (Claude Code's tool search) keep these two loaded: recall
-# first and remember are the loop the memory exists for (../shared/reference/mcp-conventions.md).
-_ALWAYS_LOAD = {"anthropic/alwaysLoad": True}
-_READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
-_WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
-_IDEMPOTENT_WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True,
-                                    open_world_hint=False)
-_DESTRUCTIVE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False,
-                               open_world_hint=False)
-
-
-def _choices(enum: type[StrEnum]) -> Any:
-    """The tool-schema type of an enumeration: a Literal of its values, derived, never copied."""
-    return Literal[tuple(e.value for e in enum)]
-
-
-MemoryTypeArg = _choices(MemoryType)
-TrustArg = _choices(Trust)
-ForgetModeArg = _choices(ForgetMode)
-DecisionArg = _choices(Decision)
-ScopeArg = Literal["project", "user"]
-_SCOPE_HELP = ("project or user store, when the server serves both (started with --user-store); "
-               "default: project")
-
-
-_KIND_ARG: dict[str, Any] = {"list": list[str], "text": str, "date": str, "number": float}
-
-
-def _field_arg(spec: FieldSpec, tool: Tool) -> inspect.Parameter:
-    """The tool parameter for a frontmatter field `tool` may set, typed and described from its
-    declaration in `model.Memory`. For memory_update every field is optional (None: unchanged)."""
-    kind: Any = _choices(spec.enum) if spec.enum is not None else _KIND_ARG[spec.kind]
-    default: Any = None
-    if tool == "update":
-        kind = kind | None
-    elif spec.kind == "list":
-        default = []
-    else:
-        default = spec.enum(str(spec.default)).value if spec.enum is not None else spec.default
-        if default is None:
-            kind = kind | None
-    description = spec.description + (", or '' to clear" if tool == "update" and spec.kind == "date" else "")
-    return inspect.Parameter(spec.name, inspect.Parameter.KEYWORD_ONLY, default=default,
-                             annotation=Annotated[kind, Field(description=description)])
-
-
-def _with_fields(tool: Tool) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Publish a tool function's `**fields` as one parameter per field `tool` may set
-    (`model.settable`), placed before `scope`: a field declared settable needs no code here."""
-    def publish(fn: Callable[..., Any]) -> Callable[..., Any]:
-        sig = inspect.signature(fn)
-        own = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in sig.parameters.values()
-               if p.kind is not inspect.Parameter.VAR_KEYWORD]
-        at = next((i for i, p in enumerate(own) if p.name == "scope"), len(own))
-        added = [_field_arg(spec, tool) for spec in settable(tool)]
-        fn.__signature__ = sig.replace(parameters=[*own[:at], *added, *own[at:]])  # type: ignore[attr-defined]
-        return fn
-    return publish
-
-
 class PurgeConfirmation(BaseModel):
     ok: bool = Field(description="Delete this memory file? Git history keeps a copy.")
     # Not in the form: False when the resolver decided without asking the person.
@@ -146,9 +98,24 @@ def _not_asked(ok: bool) -> PurgeConfirmation:
 
 class _Server(MCPServer):
     """MCPServer whose refusals of malformed arguments carry a code like every other error, and name
-    the fields and the rule broken without echoing the values (which might hold a credential)."""
+    the fields and the rule broken without echoing the values (which might hold a credential).
+
+    Its tools may be registered in a thread while it already answers (`tools_ready`): building their
+    schemas is most of what start-up costs beyond a bare server, and `initialize` does not need them."""
+
+    tools_ready: threading.Event | None = None
+
+    async def _wait_for_tools(self) -> None:
+        ready = self.tools_ready
+        if ready is not None and not ready.is_set():
+            await anyio.to_thread.run_sync(ready.wait)
+
+    async def list_tools(self):  # type: ignore[no-untyped-def]
+        await self._wait_for_tools()
+        return await super().list_tools()
 
     async def call_tool(self, name, arguments, context=None):  # type: ignore[no-untyped-def]
+        await self._wait_for_tools()
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as e:
@@ -178,6 +145,12 @@ class ScopesHandle:
                 self._scopes = Scopes.open(self.config, watch=self.watch)
             return self._scopes
 
+    def stop_calls(self) -> None:
+        """Wait for the store call in progress to end, and let no other begin: the process is exiting."""
+        self._opening.acquire()  # a store being created is created whole
+        if self._scopes is not None:
+            self._scopes.pause()
+
     def close(self) -> None:
         """Stop the watchers and close the indexes; called once the server has stopped serving (the
         worker threads of the calls in flight have finished by then)."""
@@ -204,33 +177,53 @@ class _Calls:
             raise ToolError(str(Internal(f"{type(e).__name__}: {e}"))) from None
 
 
+def _project_root() -> Path:
+    """The project a `file` argument is relative to: Claude Code's $CLAUDE_PROJECT_DIR, else the
+    git root of the folder the server runs in."""
+    return project_root(Path(os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd()))
+
+
 def _answer(result: Any, text: str) -> CallToolResult:
     """The tool result: a compact text for the model, the dataclass as structured content."""
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=asdict(result))
 
 
 def build_server(root: Path | None = None, user_root: Path | None = None,
-                 scopes: ScopesHandle | None = None) -> MCPServer:
+                 scopes: ScopesHandle | None = None, tools_in_background: bool = False) -> MCPServer:
     """The server over the store at `root` (default: $MEMORY_MCP_ROOT or ~/.memory-mcp/default), and
     with `user_root` also over the user's global store: `root` is then the project scope. `scopes`,
-    when given, is a handle its owner closes (`serve` passes one that keeps a file watcher)."""
+    when given, is a handle its owner closes (`serve` passes one that keeps a file watcher).
+    `tools_in_background` registers the tools in a thread (`serve` does, to answer `initialize`
+    sooner); tools/list and tool calls wait for it."""
     handle = scopes or ScopesHandle(ScopeConfig(root, user_root))
     mcp = _Server("memory-mcp", instructions=INSTRUCTIONS, version="0.1.0")
     call = _Calls(handle)
-    _add_memory_tools(mcp, call)
-    _add_change_tools(mcp, call)
-    _add_upkeep_tools(mcp, call)
     _add_digest(mcp, handle)
+
+    def add_tools() -> None:
+        try:
+            _add_memory_tools(mcp, call)
+            _add_change_tools(mcp, call)
+            _add_upkeep_tools(mcp, call)
+        finally:
+            if mcp.tools_ready is not None:
+                mcp.tools_ready.set()
+
+    if tools_in_background:
+        mcp.tools_ready = threading.Event()
+        threading.Thread(target=add_tools, name="memory-mcp tools", daemon=True).start()
+    else:
+        add_tools()
     return mcp
 
 
 def _add_memory_tools(mcp: MCPServer, call: _Calls) -> None:
-    @mcp.tool(title="Remember", annotations=_WRITE, meta=_ALWAYS_LOAD)
-    @_with_fields("remember")
+    @mcp.tool(title="Remember", annotations=WRITE, meta=ALWAYS_LOAD)
+    @with_fields("remember")
     async def memory_remember(
         content: Annotated[str, Field(description="The memory: a few sentences of markdown, one fact or decision")],
         title: Annotated[str | None, Field(description="Short title; derived from the content when omitted")] = None,
-        scope: Annotated[ScopeArg | None, Field(description=_SCOPE_HELP)] = None,
+        scope: Annotated[ScopeArg | None, Field(description=SCOPE_HELP)] = None,
         **fields: Any,
     ) -> Annotated[CallToolResult, RememberResult]:
         """Store a durable memory (a file in the git-backed store). Returns its id, and `conflicts`:
@@ -239,7 +232,7 @@ def _add_memory_tools(mcp: MCPServer, call: _Calls) -> None:
         r = await call(lambda s: s.store(scope).remember(opts))
         return _answer(r, render.remember(r))
 
-    @mcp.tool(title="Recall", annotations=_READ_ONLY, meta=_ALWAYS_LOAD)
+    @mcp.tool(title="Recall", annotations=READ_ONLY, meta=ALWAYS_LOAD)
     async def memory_recall(
         query: Annotated[str, Field(description="Key words of the task or question; any text")] = "",
         limit: Annotated[int, Field(ge=1, le=50)] = 8,
@@ -251,16 +244,18 @@ def _add_memory_tools(mcp: MCPServer, call: _Calls) -> None:
         diversity: Annotated[float, Field(ge=0, le=1, description="0 = by relevance; higher spreads results")] = 0.0,
         min_score: Annotated[float, Field(ge=0, description="Drop results scoring below this")] = 0.0,
         scope: Annotated[ScopeArg | None, Field(description="Only this store; default: project then user")] = None,
+        file: Annotated[str, Field(description="A file (absolute, or relative to the project root): lists the "
+                                               "memories whose paths globs match it; not with query")] = "",
     ) -> Annotated[CallToolResult, RecallResult]:
         """Search long-term memory. Returns id, title and excerpt per memory (memory_read for the whole
         text). With no query and entities/types, lists matching memories newest first."""
         opts = options.Recall(query=query, limit=limit, types=types, entities=entities, include_archived=include_archived,
                       include_deprecated=include_deprecated, max_tokens=max_tokens, diversity=diversity,
-                      min_score=min_score)
+                      min_score=min_score, file=globs.project_relative(file, _project_root()) if file else "")
         r = await call(lambda s: s.recall(scope, opts))
         return _answer(r, render.recall(r))
 
-    @mcp.tool(title="Read a memory", annotations=_READ_ONLY)
+    @mcp.tool(title="Read a memory", annotations=READ_ONLY)
     async def memory_read(
         id: Annotated[str | None, Field(description="Memory id")] = None,
         path: Annotated[str | None, Field(description="Or its path, e.g. memories/name.md")] = None,
@@ -271,8 +266,8 @@ def _add_memory_tools(mcp: MCPServer, call: _Calls) -> None:
 
 
 def _add_change_tools(mcp: MCPServer, call: _Calls) -> None:
-    @mcp.tool(title="Update a memory", annotations=_WRITE)
-    @_with_fields("update")
+    @mcp.tool(title="Update a memory", annotations=WRITE)
+    @with_fields("update")
     async def memory_update(
         id: Annotated[str, Field(description="Memory id")],
         content: Annotated[str | None, Field(description="New text; None keeps it")] = None,
@@ -302,7 +297,7 @@ def _add_change_tools(mcp: MCPServer, call: _Calls) -> None:
         return Elicit(f"Permanently delete the memory '{found.title}' ({found.path})? Git history keeps a copy.",
                       PurgeConfirmation)
 
-    @mcp.tool(title="Forget (archive, deprecate, restore, purge)", annotations=_DESTRUCTIVE)
+    @mcp.tool(title="Forget (archive, deprecate, restore, purge)", annotations=DESTRUCTIVE)
     async def memory_forget(
         id: str,
         approval: Annotated[ElicitationResult[PurgeConfirmation], Resolve(ask_before_purge)],
@@ -326,14 +321,14 @@ def _add_change_tools(mcp: MCPServer, call: _Calls) -> None:
 
 
 def _add_upkeep_tools(mcp: MCPServer, call: _Calls) -> None:
-    @mcp.tool(title="Resolve a conflict", annotations=_IDEMPOTENT_WRITE)
+    @mcp.tool(title="Resolve a conflict", annotations=IDEMPOTENT_WRITE)
     async def memory_resolve(id: str, other_id: str, decision: DecisionArg) -> Annotated[CallToolResult, ResolveResult]:
         """Settle a pair raised by the conflict gate: `supersede` (id replaces other_id, which is
         archived) or `keep_both` (both stay; the pair is never raised again)."""
         r = await call(lambda s: s.owner(id).resolve(options.Resolve(id=id, other_id=other_id, decision=decision)))
         return _answer(r, r.message)
 
-    @mcp.tool(title="Feedback on a memory", annotations=_WRITE)
+    @mcp.tool(title="Feedback on a memory", annotations=WRITE)
     async def memory_feedback(
         id: str,
         helpful: Annotated[bool, Field(description="false when the memory misled you")],
@@ -344,14 +339,14 @@ def _add_upkeep_tools(mcp: MCPServer, call: _Calls) -> None:
         text = f"{r.id} feedback {r.feedback}" + (" (withheld from recall)" if r.withheld else "")
         return _answer(r, text)
 
-    @mcp.tool(title="Memory status", annotations=_READ_ONLY)
+    @mcp.tool(title="Memory status", annotations=READ_ONLY)
     async def memory_status() -> Annotated[CallToolResult, StatusResult]:
         """Counts, index coverage, unindexed files with reasons, pending conflicts, memories due for
         review, distillation candidates, withheld memories, git state."""
         r = await call(lambda s: s.status())
         return _answer(r, render.status(r))
 
-    @mcp.tool(title="Rebuild the index", annotations=_IDEMPOTENT_WRITE)
+    @mcp.tool(title="Rebuild the index", annotations=IDEMPOTENT_WRITE)
     async def memory_reindex(
         ctx: Context,
         verify: Annotated[bool, Field(description="Re-hash every file and report drift")] = False,
@@ -399,29 +394,3 @@ def _progress_to(ctx: Context) -> "Progress":
 
     return report
 
-
-def serve(root: Path | None = None, http: bool = False, host: str = "127.0.0.1", port: int = 8765,
-          token: str | None = None, user_root: Path | None = None, watch: bool | None = None) -> None:
-    """Run the server over stdio (default) or streamable HTTP on `host:port/mcp`.
-
-    `watch` keeps a file watcher on each store (None: $MEMORY_MCP_WATCH decides; on by default).
-
-    Off loopback HTTP needs a bearer `token` (anyone who can reach the port could otherwise read and
-    write the memories); with a token, every request must carry it, on loopback too."""
-    from .httpserve import check_http
-
-    config = ScopeConfig(root, user_root)
-    config.check()
-    if http:
-        check_http(host, token)  # before a store or a watcher starts
-    handle = ScopesHandle(config, watch=watch)
-    server = build_server(scopes=handle)
-    try:
-        if not http:
-            server.run()
-            return
-        from .httpserve import serve_http
-
-        serve_http(server, host, port, token, server.settings.log_level.lower())
-    finally:
-        handle.close()

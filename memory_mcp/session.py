@@ -10,6 +10,7 @@ from __future__ import annotations
 import errno
 import hashlib
 import logging
+import os
 import shutil
 import sqlite3
 import tempfile
@@ -23,7 +24,7 @@ from .dictionary import DICTIONARY, Dictionary
 from .errors import Busy, IndexRebuilt, InvalidStore, RepoBusy, Unwritable
 from .history import GitCommandError, HeadKeptMoving, History
 from .index import Index
-from .layout import DERIVED, INDEX_FILE, MEMORIES, TEMPLATE, default_root, index_path, is_store
+from .layout import DERIVED, INDEX_FILE, MEMORIES, TEMPLATE, default_root, is_store
 from .lock import LOCK_TIMEOUT_SECONDS, StoreLock
 from .options import Progress
 from .reconcile import reconcile
@@ -77,13 +78,40 @@ def open_root(root: Path | None, create: bool) -> Path:
         "run `memory-mcp init PATH` on a new folder, or point MEMORY_MCP_ROOT at a store.")
 
 
+def cache_folder(root: Path) -> Path:
+    """Where this user keeps the lock and index of a store they cannot write:
+    `$XDG_CACHE_HOME` (else ~/.cache)`/memory-mcp/stores/<name>-<hash8 of the store's path>`."""
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    digest = hashlib.sha256(str(root).encode("utf-8")).hexdigest()[:8]
+    return base / "memory-mcp" / "stores" / f"{root.name[:40] or 'root'}-{digest}"
+
+
+def _unwritable_part(root: Path, git_dir: Path) -> str | None:
+    """The part of the store this user cannot write that a write needs (its folder, .git/ or
+    .derived/), or None when all can be written."""
+    derived = root / DERIVED
+    for part, shown in ((root, "its folder"), (git_dir, ".git/"), (derived, f"{DERIVED}/")):
+        if part.exists() and not os.access(part, os.W_OK):
+            return shown
+    return None
+
+
 class Session:
-    """The lock, the index and the reconcile state of one store in this process."""
+    """The lock, the index and the reconcile state of one store in this process.
+
+    A store this user cannot write (a mounted team store, a clone owned by another user) is still
+    read: its lock and index then live in the user's cache folder, hand edits are indexed but not
+    committed, and writes are refused (`read_only` says why)."""
 
     def __init__(self, root: Path, lock_timeout: float = LOCK_TIMEOUT_SECONDS) -> None:
         self.root = root
         self.history = History(root)
-        self.lock = StoreLock(self.history.git_dir / "memory-mcp.lock", lock_timeout)
+        self.read_only = _unwritable_part(root, self.history.git_dir)
+        self.derived = cache_folder(root) if self.read_only else root / DERIVED
+        if self.read_only:
+            self.derived.mkdir(parents=True, exist_ok=True)
+        self.lock = StoreLock((self.derived if self.read_only else self.history.git_dir) / "memory-mcp.lock",
+                              lock_timeout)
         self.dictionary = Dictionary()
         self.watcher: Watcher | None = None
         self.last: ReconcileReport | None = None  # what the latest reconcile saw
@@ -95,7 +123,7 @@ class Session:
 
     @property
     def index_path(self) -> Path:
-        return index_path(self.root)
+        return self.derived / INDEX_FILE
 
     # ------------------------------------------------------------------ the watcher and the index
     def start_watching(self) -> Watcher:
@@ -148,18 +176,29 @@ class Session:
 
     # ------------------------------------------------------------------ around each call
     @contextmanager
-    def call(self, force: bool = False) -> Iterator[Index]:
-        """Hold the write lock, reconcile, and yield the up-to-date index."""
+    def call(self, force: bool = False, write: bool = False) -> Iterator[Index]:
+        """Hold the write lock, reconcile, and yield the up-to-date index. A `write` on a store this
+        user cannot write is refused before anything is read."""
+        if write:
+            self.check_writable()
         with self.storage_errors(), self.lock.hold():
             self.history.undo_interrupted_sync()  # a sync killed mid-merge leaves the store as before it
             index = self.index()
             self.reconcile(index, force)
-            if not self._recovered:
+            if not self._recovered and not self.read_only:
                 self._recover(index)
             yield index
             if self.history.deferred:  # a person's git held the index: the commit follows on a later call
                 self.history.deferred = False
                 self._recovered = False
+
+    def check_writable(self) -> None:
+        """Unwritable, saying so, when this user cannot write the store (see `read_only`)."""
+        if self.read_only:
+            raise Unwritable(
+                f"the store at {self.root} is read-only for you ({self.read_only} cannot be written): it can be "
+                f"read (its index is kept in {self.derived}), not changed. Ask whoever owns it to make the change, "
+                "or work on a copy of your own (`git clone` it).")
 
     @contextmanager
     def storage_errors(self) -> Iterator[None]:
@@ -220,8 +259,8 @@ class Session:
                            tracked=self.history.tracked)
         self.last = report
         self._walk_next = report.aborted is not None
-        if report.reindexed or report.removed or report.dictionary_changed:
-            self._commit_hand_edits(index, report)
+        if (report.reindexed or report.removed or report.dictionary_changed) and not self.read_only:
+            self._commit_hand_edits(index, report)  # a store we cannot write keeps them uncommitted
         if plan and self.watcher:
             self.watcher.settled(plan, walked=report.walked and report.aborted is None, folders=report.folders)
         return report

@@ -35,9 +35,10 @@ from .results import (
     StatusResult,
 )
 from .session import Session, init_store, open_root
+from .sources import decode_source
 from .sync import SyncResult
 from .sync import run as sync_remote
-from .transfer import ImportReport, decode_source, export_json
+from .transfer import ImportReport, export_json
 from .watch import QUIET_MS
 from .watch import enabled as watch_enabled
 
@@ -188,6 +189,7 @@ class Store:
         """Pull from and push to the store's git remote, merging memory by memory; the index converges by
         reconcile. A memory both sides changed beyond a field merge becomes an open conflict pair."""
         session = self.session
+        session.check_writable()
 
         def settle(merged: bool) -> None:
             # Progress is shown for the reconcile after a merge, the one that may index many files.

@@ -25,21 +25,13 @@ LIST_LIMIT = 20
 
 def pending(index: Index) -> list[PendingConflict]:
     """Every open conflict pair: raised by the gate or a sync, not yet settled, both sides live."""
-    out: dict[str, PendingConflict] = {}
-    for row in index.with_open_conflicts():
-        for other_id in row.conflicts_with:
-            other = index.get(other_id)
-            if (other is None or State.DEPRECATED in (row.state, other.state)
-                    or row.superseded_by or other.superseded_by or conflicts.settled(row, other)):
-                continue
-            pair = conflicts.pair_hash(row.id, other_id)
-            out.setdefault(pair, PendingConflict(row.id, other_id, row.title, other.title, pair))
-    return list(out.values())
+    return [PendingConflict(a, b, title, other_title, conflicts.pair_hash(a, b))
+            for a, b, title, other_title in index.open_pairs()]
 
 
 def pending_count(index: Index) -> int:
     """How many conflict pairs wait for a decision (every recall reports it)."""
-    return len(pending(index))
+    return index.open_pair_count()
 
 
 def status(session: Session) -> StatusResult:
@@ -71,7 +63,8 @@ def status(session: Session) -> StatusResult:
             unindexed=[UnindexedFile(p, e) for p, e in index.errors()], provisional=provisional[:LIST_LIMIT],
             pending_conflicts=pending(index)[:LIST_LIMIT], review_due=review[:LIST_LIMIT],
             distill_candidates=distill[:10], withheld=withheld[:LIST_LIMIT], git=session.history.summary(),
-            secrets=_secret_flags(session, index))
+            secrets=_secret_flags(session, index),
+            dictionary_skipped=session.dictionary.skipped[:LIST_LIMIT])
 
 
 def _secret_flags(session: Session, index: Index) -> list[SecretFlag]:

@@ -8,6 +8,7 @@ import re
 from collections.abc import Mapping
 from datetime import date, datetime
 
+from . import globs
 from .errors import InvalidArgument, SecretDetected, TooLarge
 from .model import (
     CONTENT_MAX,
@@ -95,6 +96,9 @@ def _field_value(spec: FieldSpec, value: object) -> object:
             raise InvalidArgument(f"{spec.name} must be a list of strings.")
         if spec.name == "entities":
             return check_entities(list(value))
+        if spec.name == "paths":
+            check_inputs(paths=list(value))
+            return globs.check(list(value))
         check_inputs(**{spec.name: list(value)})
         return list(dict.fromkeys(v for v in value if v.strip()))
     if spec.kind == "number":

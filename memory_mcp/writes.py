@@ -41,7 +41,7 @@ def remember(session: Session, opts: Remember) -> RememberResult:
     # Linked by lifecycle.apply_supersede, once each target is checked.
     targets = [check_id(t) for t in values.pop("supersedes", [])]  # type: ignore[attr-defined]
     body = compose_body(opts.content, opts.title)
-    with session.call() as index:
+    with session.call(write=True) as index:
         names, unknown = session.dictionary.normalise_all(list(values.pop("entities", [])))  # type: ignore[call-overload]
         if not targets:
             dup = next((r for r in index.by_content(content_key(body)) if r.state != State.DEPRECATED), None)
@@ -79,7 +79,7 @@ def update(session: Session, opts: Update) -> str:
     the memory's id (a file without an id of its own gets a permanent one)."""
     check_text(opts.content, opts.title, None)
     settable_values(opts.fields, "update")  # refuse a bad value before taking the lock
-    with session.call() as index:
+    with session.call(write=True) as index:
         loaded = load(session, index, opts.id)
         mem = loaded.mem
         changed = _apply_update(session, mem, opts)
@@ -118,7 +118,7 @@ def forget(session: Session, opts: Forget) -> ForgetResult:
     """archive, deprecate (reason required), restore to active, or purge (confirm required)."""
     mode = enum_value(ForgetMode, opts.mode, "mode")
     check_short(reason=opts.reason)
-    with session.call() as index:
+    with session.call(write=True) as index:
         # A purged file needs no permanent id: it is about to go, under the id it had.
         loaded = load(session, index, opts.id, for_write=mode != ForgetMode.PURGE)
         mem = loaded.mem
@@ -154,7 +154,7 @@ def resolve(session: Session, opts: Resolve) -> ResolveResult:
     if opts.decision not in tuple(Decision):
         raise InvalidArgument(f"unknown decision '{opts.decision}': use supersede or keep_both.")
     id, other_id = check_id(opts.id), check_id(opts.other_id)
-    with session.call() as index:
+    with session.call(write=True) as index:
         if id == other_id:
             if opts.decision == Decision.SUPERSEDE:
                 raise InvalidSupersede(f"memory {id} cannot supersede itself.")
@@ -181,7 +181,7 @@ def resolve(session: Session, opts: Resolve) -> ResolveResult:
 def feedback(session: Session, opts: Feedback) -> FeedbackResult:
     """+0.1 when a memory helped, -0.2 when it misled; at -0.5 or below it is withheld from recall."""
     check_short(note=opts.note)
-    with session.call() as index:
+    with session.call(write=True) as index:
         loaded = load(session, index, opts.id)
         mem = loaded.mem
         mem.feedback = round(max(-1.0, min(1.0, mem.feedback + (0.1 if opts.helpful else -0.2))), 2)

@@ -14,14 +14,15 @@ LAYERS: dict[str, set[str]] = {
     "truth": {"errors", "model", "files", "paths", "edits", "lifecycle", "dictionary", "secrets", "secret_rules",
               "layout", "validate", "options", "results", "budget", "globs"},
     # SQLite, the recall pipeline and the watcher: rebuilt from the files
-    "derived": {"index", "schema", "reconcile", "textproc", "query", "ranking", "conflicts", "search", "watch", "notify"},
+    "derived": {"index", "schema", "pairs", "sqlconn", "reconcile", "textproc", "query", "ranking", "conflicts", "search", "watch", "notify"},
     # the only modules that run git
     "git": {"history", "sync", "memmerge", "incoming", "lock", "gitlocks", "gitremote"},
     # the use cases and the facade over them
-    "app": {"session", "access", "reads", "writes", "upkeep", "importing", "transfer", "scopes", "store"},
+    "app": {"session", "access", "reads", "writes", "upkeep", "importing", "transfer", "sources", "automemory", "scopes",
+            "store", "glance"},
     # thin: parse, call the facade, render
-    "adapters": {"server", "cli", "render", "progress", "claude_code", "demo", "httpserve", "httpguard", "hooks",
-                 "installers", "hookstate", "plugin", "__init__", "__main__"},
+    "adapters": {"server", "cli", "render", "progress", "claude_code", "demo", "httpserve", "httpguard", "toolargs", "hooks",
+                 "installers", "hookstate", "hooks_automemory", "plugin", "launch", "commands", "__init__", "__main__"},
 }
 # What each layer may import besides itself.
 ALLOWED: dict[str, set[str]] = {
@@ -32,7 +33,8 @@ ALLOWED: dict[str, set[str]] = {
     "adapters": set(),
 }
 # Adapters see the facade and the vocabulary it speaks, nothing below it.
-FACADE = {"store", "scopes", "results", "errors", "options", "model", "layout", "budget", "globs"}
+# `glance` is the hooks' lock-free read of an index that is current (see memory_mcp/glance.py).
+FACADE = {"store", "scopes", "glance", "results", "errors", "options", "model", "layout", "budget", "globs"}
 # Third-party packages only the adapters may import: nothing below them knows it is served over MCP.
 ADAPTER_ONLY = {"mcp", "starlette", "uvicorn", "pydantic", "anyio"}
 

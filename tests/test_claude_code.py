@@ -123,6 +123,10 @@ def test_hook_goes_to_the_settings_file_of_the_scope(tmp_path: Path, scope: str,
     written = json.loads((tmp_path / settings).read_text())
     assert written["hooks"]["SessionStart"] == [{"hooks": [{"type": "command", "command": shlex.join(
         [str(EXE), "digest", "--hook", "--store", str((tmp_path / "store").resolve())])}]}]
+    # The file-aware memories (paths:) come with the PreToolUse hook on the tools that name a file.
+    assert written["hooks"]["PreToolUse"] == [{"matcher": "Read|Edit|MultiEdit|Write|NotebookEdit", "hooks": [
+        {"type": "command", "command": shlex.join(
+            [str(EXE), "hook", "PreToolUse", "--store", str((tmp_path / "store").resolve())])}]}]
 
 
 def test_hook_is_added_once_keeps_other_settings_and_prints_hook_json(where: tuple[Path, Path, Path]) -> None:

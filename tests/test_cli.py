@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -90,7 +92,7 @@ def test_status_is_readable(cli_store: tuple[Path, Path, str]) -> None:
 def test_reindex_and_verify(cli_store: tuple[Path, Path, str]) -> None:
     store, home, mid = cli_store
     r = run("reindex", "--store", str(store), home=home)
-    assert r.returncode == 0 and r.stdout.startswith("rebuild:") and "memories indexed" in r.stdout
+    assert r.returncode == 0 and r.stdout.startswith("rebuild: 1 memory indexed")
     r = run("reindex", "--verify", "--store", str(store), home=home)
     assert r.returncode == 0 and r.stdout.startswith("verify:")
     r = run("recall", "--store", str(store), "albatross", home=home)
@@ -157,3 +159,99 @@ def test_a_mistyped_store_is_refused_not_created_empty(tmp_path: Path, command: 
         assert not (tmp_path / "nonexistent").exists()
     done = run("init", str(missing), home=tmp_path)
     assert done.returncode == 0 and (missing / "memories").is_dir()
+
+
+# ------------------------------------------------------------------ the command line a person expects
+def test_version_and_every_subcommand_has_a_description_and_its_defaults(tmp_path: Path) -> None:
+    from memory_mcp import __version__
+
+    # `memory-mcp --version` was an "unrecognized arguments" error; subcommands had no description
+    # and `recall --help` did not say that --limit is 8.
+    done = run("--version", home=tmp_path)
+    assert done.returncode == 0 and done.stdout.strip() == f"memory-mcp {__version__}"
+    top = run("--help", home=tmp_path).stdout
+    names = re.findall(r"^    ([a-z-]+)\s", top, re.M)
+    assert {"remember", "update", "forget", "resolve", "read", "serve", "recall"} <= set(names)
+    for name in names:
+        page = run(name, "--help", home=tmp_path).stdout
+        usage, _, rest = page.partition("\n\n")
+        assert rest.split("\n\n")[0].strip(), f"`{name} --help` has no description"
+    assert "--limit LIMIT most memories to show (default: 8)" in " ".join(run("recall", "--help", home=tmp_path).stdout.split())
+    assert "(default: 8765)" in run("serve", "--help", home=tmp_path).stdout
+    assert "(default: archive)" in run("forget", "--help", home=tmp_path).stdout
+    assert "(default: 1000)" in run("digest", "--help", home=tmp_path).stdout
+
+
+def test_remember_read_update_forget_resolve_from_the_command_line(tmp_path: Path) -> None:
+    # These were tools only: a person had to start an MCP client to write or fix one memory.
+    store = tmp_path / "store"
+    assert run("init", str(store), home=tmp_path).returncode == 0
+    s = ("--store", str(store))
+    done = run(*s, "remember", "CI runs checkout before the cache step.", "--type", "knowledge",
+               "--entities", "ci,checkout", home=tmp_path)
+    assert done.returncode == 0, done.stderr
+    mid = re.search(r"\[([0-9A-Z]{26})\]", done.stdout).group(1)  # type: ignore[union-attr]
+    shown = run(*s, "read", mid, home=tmp_path)
+    assert shown.returncode == 0
+    # Entities read as text, not as a Python list (`entities: ['ci', 'checkout']`).
+    assert "entities: ci, checkout" in shown.stdout and "['" not in shown.stdout
+    assert "type: knowledge" in shown.stdout and "trust: user-stated" in shown.stdout
+    path = re.search(r"(memories/\S+\.md)", shown.stdout).group(1)  # type: ignore[union-attr]
+    assert mid in run(*s, "read", path, home=tmp_path).stdout
+    updated = run(*s, "update", mid, "--entities", "ci", "--review-after", "2031-01-01", home=tmp_path)
+    assert updated.returncode == 0 and "entities: ci\n" in updated.stdout and "2031-01-01" in updated.stdout
+    refused = run(*s, "forget", mid, "--mode", "deprecate", home=tmp_path)
+    assert refused.returncode == 2 and "[reason_required]" in refused.stderr
+    second = subprocess.run([str(EXE), *s, "remember", "--title", "Cache step first", "--entities", "ci"],
+                            input="CI runs the cache step before checkout.", capture_output=True, text=True,
+                            env={"HOME": str(tmp_path), "PATH": os.environ["PATH"], "GIT_CONFIG_NOSYSTEM": "1"})
+    assert second.returncode == 0, second.stderr
+    oid = re.search(r"\[([0-9A-Z]{26})\]", second.stdout).group(1)  # type: ignore[union-attr]
+    settled = run(*s, "resolve", oid, mid, "supersede", home=tmp_path)
+    assert settled.returncode == 0 and mid in settled.stdout
+    assert "(archived)" in run(*s, "read", mid, home=tmp_path).stdout
+    gone = run(*s, "forget", mid, "--mode", "purge", "--confirm", home=tmp_path)
+    assert gone.returncode == 0 and not (store / path).exists()
+    log = git(store, "log", "--format=%s").splitlines()
+    assert sum(line.startswith(("remember:", "update:", "resolve:", "purge:", "forget:")) for line in log) >= 4
+
+
+def test_exit_codes_say_done_done_with_refusals_or_drift_and_error(cli_store: tuple[Path, Path, str],
+                                                                   tmp_path: Path) -> None:
+    # `reindex --verify` that found drift, and an import with refused records, exited 0.
+    store, home, _ = cli_store
+    path = fm_file(store, "gate-cli.md", "# Gate\n\ndonkey text aaa\n")
+    past = time.time_ns() - 3600 * 10**9
+    os.utime(path, ns=(past, past))
+    assert run("status", "--store", str(store), home=home).returncode == 0
+    path.write_text(path.read_text().replace("aaa", "bbb"))
+    os.utime(path, ns=(past, past))
+    drift = run("reindex", "--verify", "--store", str(store), home=home)
+    assert drift.returncode == 1 and "drift: memories/gate-cli.md" in drift.stdout
+    assert run("reindex", "--verify", "--store", str(store), home=home).returncode == 0
+    source = tmp_path / "notes.txt"
+    source.write_text("The heron service listens on port 7070.\nAWS key AKIAIOSFODNN7EXAMPLE for heron.\n")
+    mixed = run("import", "paste", str(source), "--store", str(store), home=home)
+    assert mixed.returncode == 1 and "imported 1" in mixed.stdout and "refused 1" in mixed.stdout
+    bad = run("import", "nonsense", str(source), "--store", str(store), home=home)
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1
+
+
+def test_serve_http_with_a_port_out_of_range_is_a_one_line_error(cli_store: tuple[Path, Path, str]) -> None:
+    # `serve --http --port 99999` ended in an OverflowError traceback from bind().
+    store, home, _ = cli_store
+    done = run("serve", "--http", "--port", "99999", "--store", str(store), home=home)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.count("\n") == 1 and "[invalid_argument]" in done.stderr and "99999" in done.stderr
+
+
+def test_counts_of_one_read_one_memory(tmp_path: Path) -> None:
+    # `status` on a store with one memory printed "1 memories".
+    store = tmp_path / "store"
+    run("init", str(store), home=tmp_path)
+    fm_file(store, "only.md", "# Only\n\nThe only memory.\n", id=new_id())
+    out = run("status", "--store", str(store), home=tmp_path).stdout
+    assert "1 memory (active 1)" in out and "index: 1 memory" in out and "1 memories" not in out
+    assert "rebuild: 1 memory indexed" in run("reindex", "--store", str(store), home=tmp_path).stdout
+    exported = run("export", str(tmp_path / "out.json"), "--store", str(store), home=tmp_path)
+    assert exported.returncode == 0 and "exported 1 memory to" in exported.stdout

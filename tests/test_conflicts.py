@@ -70,12 +70,13 @@ async def test_at_most_three_conflicts_and_retired_ones_skipped(s: Session) -> N
 
 async def test_keep_both_settles_the_pair_for_good(s: Session, store: Path) -> None:
     a = await s.call("memory_remember", content="The heron API paginates with cursors.", entities=["heron-api"])
-    b = await s.call("memory_remember", content="The heron API paginates with page numbers on v1.",
+    # The gate raises a pair that says what changed (issue 13): here "instead of".
+    b = await s.call("memory_remember", content="The heron API paginates with page numbers instead of cursors on v1.",
                      entities=["heron-api"])
     assert a["id"] in [c["id"] for c in b["conflicts"]]
     # an open pair elsewhere, to check it survives what the settled one does not
     x = await s.call("memory_remember", content="The ibex worker pool has 4 workers.", entities=["ibex"])
-    y = await s.call("memory_remember", content="The ibex worker pool has 16 workers.", entities=["ibex"])
+    y = await s.call("memory_remember", content="The ibex worker pool has 16 workers now.", entities=["ibex"])
     assert x["id"] in [c["id"] for c in y["conflicts"]]
     commits = commit_count(store)
     r = await s.call("memory_resolve", id=b["id"], other_id=a["id"], decision="keep_both")
@@ -116,7 +117,7 @@ async def test_settled_pair_not_raised_when_written_again(s: Session, store: Pat
 
 async def test_resolve_supersede_settles_the_pair(s: Session, store: Path) -> None:
     a = await s.call("memory_remember", content="The koala queue retries five times.", entities=["koala"])
-    b = await s.call("memory_remember", content="The koala queue retries twice, then dead-letters.",
+    b = await s.call("memory_remember", content="The koala queue now retries twice, then dead-letters.",
                      entities=["koala"])
     assert frozenset((a["id"], b["id"])) in pairs(await s.call("memory_status"))
     await s.call("memory_resolve", id=b["id"], other_id=a["id"], decision="supersede")

@@ -47,7 +47,8 @@ def test_fields_are_the_frontmatter_keys_of_the_file_format_in_order() -> None:
     # The order of ../shared/design.md section 2: a contract, so it is spelled out here once more.
     assert files.KEY_ORDER == (
         "id", "type", "state", "trust", "entities", "source", "created", "updated", "review_after",
-        "conflicts_with", "distinct_from", "supersedes", "superseded_by", "deprecated_reason", "feedback")
+        "conflicts_with", "distinct_from", "supersedes", "superseded_by", "deprecated_reason", "feedback",
+        "paths")
     assert [f.name for f in FIELDS] == [f.name for f in fields(Memory) if f.name not in ("body", "extra", "provisional")]
 
 
@@ -138,8 +139,8 @@ def test_sync_merges_each_ruled_field_by_its_rule() -> None:
 
 def test_settable_names_the_tool_parameters() -> None:
     assert [f.name for f in settable("remember")] == ["type", "trust", "entities", "source", "review_after",
-                                                      "supersedes"]
-    assert [f.name for f in settable("update")] == ["type", "trust", "entities", "source", "review_after"]
+                                                      "supersedes", "paths"]
+    assert [f.name for f in settable("update")] == ["type", "trust", "entities", "source", "review_after", "paths"]
     assert all(f.description for f in FIELDS)
 
 

@@ -126,6 +126,97 @@ def test_plugin_hooks_choose_the_project_and_user_stores_without_flags(env: dict
     assert "Deploy on tags" in text and "British" in text
 
 
+# ------------------------------------------------------------------ the prompt hook's read path
+def settled(root: Path) -> None:
+    """Make a store's index current the way time does: files older than the last walk's start by more
+    than the racy margin (set back a minute here, rather than waiting), then one walk (a CLI call)."""
+    past = time.time() - 60
+    for path in (root / "memories").rglob("*.md"):
+        os.utime(path, (past, past))
+    Store.open(root).close()
+    subprocess.run([str(EXE), "status", "--store", str(root)], capture_output=True, check=True)
+
+
+def test_prompt_hook_on_a_current_index_loads_no_git_yaml_or_store(env: dict[str, str], tmp_path: Path) -> None:
+    import sys
+
+    eval_store(tmp_path / "store")
+    settled(tmp_path / "store")
+    payload = common(env, "UserPromptSubmit", prompt="customers are getting duplicate invoices from stripe again")
+    done = subprocess.run([sys.executable, "-X", "importtime", str(EXE), "hook", "UserPromptSubmit", "--store",
+                           str(tmp_path / "store")], input=json.dumps(payload), capture_output=True, text=True,
+                          env=env, timeout=60)
+    assert "Stripe webhook retries" in done.stdout
+    loaded = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
+    assert "memory_mcp.glance" in loaded
+    assert not loaded & {"git", "yaml", "ulid", "memory_mcp.store", "memory_mcp.session", "memory_mcp.secrets"}
+
+
+def test_prompt_hook_sees_hand_edits_and_deletions_made_since_the_last_reconcile(
+        env: dict[str, str], tmp_path: Path) -> None:
+    root = tmp_path / "store"
+    ids = eval_store(root)
+    settled(root)
+    store = Store.open(root)
+    stripe, flags = (root / store.read(ids[k]).path for k in ("stripe-webhook", "feature-flags"))
+    store.close()
+    # By hand, with no server running: one memory is rewritten to be about something else, one deleted.
+    stripe.write_text(stripe.read_text().replace("Stripe webhook retries caused duplicate invoices",
+                                                 "Paddle webhook retries caused duplicate receipts"))
+    flags.unlink()
+    args = ("--store", str(root))
+    edited = hook(env, "UserPromptSubmit", common(env, "UserPromptSubmit", "a",
+                                                   prompt="paddle webhook retries made duplicate receipts"), *args)
+    assert "Paddle webhook retries caused duplicate receipts" in edited.stdout
+    gone = hook(env, "UserPromptSubmit", common(env, "UserPromptSubmit", "b",
+                                                 prompt="where do the feature flags live, which flags file"), *args)
+    assert ids["feature-flags"] not in gone.stdout
+
+
+def test_index_is_current_only_when_a_reconcile_would_find_nothing(tmp_path: Path) -> None:
+    from memory_mcp import reconcile
+    from memory_mcp.dictionary import DICTIONARY, Dictionary
+    from memory_mcp.index import Index
+    from memory_mcp.layout import index_path
+
+    root = tmp_path / "store"
+    eval_store(root)
+    settled(root)
+
+    def current() -> bool:
+        index = Index.open_existing(index_path(root))
+        assert index is not None
+        try:
+            return reconcile.current(root, index, Dictionary.load(root / DICTIONARY))
+        finally:
+            index.close()
+
+    assert current()
+    (root / "memories" / "notes.txt").write_text("not a memory")  # not walked: still current
+    (root / "memories" / ".hidden.md").write_text("hidden")
+    assert current()
+    new = root / "memories" / "new.md"
+    new.write_text("---\ntitle: New\n---\nA new note.\n")
+    assert not current()
+    new.unlink()
+    assert current()
+    victim = next(p for p in sorted((root / "memories").rglob("*.md")) if not p.name.startswith("."))
+    old = victim.stat()
+    victim.write_bytes(victim.read_bytes() + b" ")  # same mtime set back below: the size tells
+    os.utime(victim, ns=(old.st_atime_ns, old.st_mtime_ns))
+    assert not current()
+    settled(root)
+    assert current()
+    victim.unlink()
+    assert not current()
+    settled(root)
+    with open(root / DICTIONARY, "a") as f:
+        f.write("- billing: the billing service\n")
+    assert not current()
+    (root / ".derived" / "index.sqlite3").unlink()
+    assert Index.open_existing(index_path(root)) is None
+
+
 # ------------------------------------------------------------------ Stop
 def transcript(path: Path, tools: list[str]) -> Path:
     lines = [{"type": "user", "message": {"role": "user", "content": "fix the bug"}}]
@@ -252,15 +343,42 @@ def test_glob_match(pattern: str, path: str, matches: bool) -> None:
     assert globs.glob_match(pattern, path) is matches
 
 
-def test_memories_for_a_file_and_once_per_session(tmp_path: Path) -> None:
-    pairs = [("A", ["src/billing/**"]), ("B", ["*.md"]), ("C", ["src/*/models.py"])]
-    assert globs.memories_for_file(str(tmp_path / "src/billing/models.py"), tmp_path, pairs) == ["A", "C"]
-    assert globs.memories_for_file("README.md", tmp_path, pairs) == ["B"]
-    assert globs.memories_for_file("/elsewhere/README.md", tmp_path, pairs) == []
-    state = hookstate.SessionState("s", tmp_path)
-    payload = {"cwd": str(tmp_path), "tool_name": "Read", "tool_input": {"file_path": str(tmp_path / "README.md")}}
-    assert hooks.pre_tool_use_paths(payload, pairs, state) == ["B"]
-    assert hooks.pre_tool_use_paths(payload, pairs, state) == []
+def test_project_relative_paths_and_glob_checks(tmp_path: Path) -> None:
+    assert globs.project_relative(str(tmp_path / "src/billing/models.py"), tmp_path) == "src/billing/models.py"
+    assert globs.project_relative("./README.md", tmp_path) == "README.md"
+    assert globs.project_relative("/elsewhere/README.md", tmp_path) == "/elsewhere/README.md"
+    assert not globs.matches_any(["**/README.md"], "/elsewhere/README.md")  # outside the project: nothing
+    assert globs.check([" ./src/** ", "/docs/", "", "src/**"]) == ["src/**", "docs/"]
+
+
+def test_pre_tool_use_injects_the_memories_about_a_file_once_per_session(env: dict[str, str], tmp_path: Path) -> None:
+    from memory_mcp import scopes
+
+    # The plugin's way: no flags, the project store found from the project's git root.
+    root = scopes.project_store(Path(env["PROJECT"]))
+    store = Store.open(root)
+    billing = store.remember("Invoices are immutable once sent; corrections are credit notes.",
+                             title="Invoices are immutable", type="decision", paths=["src/billing/**"]).id
+    models = store.remember("Every model has a created_at column in UTC.", title="Models carry created_at",
+                            type="fact", paths=["src/*/models.py"]).id
+    store.remember("Deploys go out on tags.", title="Deploy on tags", type="fact")  # no paths: never by file
+    store.close()
+    project = Path(env["PROJECT"])
+
+    def pre(tool: str, file: str, session: str = "s1") -> str:
+        return hook(env, "PreToolUse", common(env, "PreToolUse", session, tool_name=tool,
+                                              tool_input={"file_path": file}, tool_use_id="t1")).stdout
+
+    out = json.loads(pre("Read", str(project / "src/billing/models.py")))["hookSpecificOutput"]
+    assert out["hookEventName"] == "PreToolUse" and "permissionDecision" not in out
+    assert set(ID.findall(out["additionalContext"])) == {billing, models}
+    assert "Invoices are immutable" in out["additionalContext"]
+    assert pre("Edit", str(project / "src/billing/invoice.py")) == ""  # shown once per session
+    assert ID.findall(pre("Edit", str(project / "src/billing/invoice.py"), "s2")) == [billing]
+    assert pre("Read", str(project / "src/billing/deep/models.py"), "s3").count("[") == 1  # * stays in a folder
+    assert pre("Read", str(project / "README.md"), "s4") == ""
+    assert pre("Read", "/elsewhere/src/billing/x.py", "s5") == ""
+    assert pre("Bash", str(project / "src/billing/x.py"), "s6") == ""  # not a file tool
 
 
 def test_session_start_hook_does_not_recreate_a_moved_store_empty(env: dict[str, str], tmp_path: Path) -> None:

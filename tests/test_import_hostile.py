@@ -102,6 +102,7 @@ def test_named_pipe_in_a_claude_code_folder_does_not_hang_the_import(tmp_path: P
     folder.mkdir()
     (folder / "user_role.md").write_text("---\nname: user role\ntype: user\n---\nThe user maintains the puffin "
                                          "service.\n")
+    (folder / "MEMORY.md").write_text("- [User role](user_role.md)\n")
     os.mkfifo(folder / "pipe.md")
     (folder / "dir.md").mkdir()
     store = Store.open(tmp_path / "store").root
@@ -114,6 +115,7 @@ def test_named_pipe_in_a_claude_code_folder_does_not_hang_the_import(tmp_path: P
 def test_huge_number_in_a_claude_code_topic_refuses_that_file_only(tmp_path: Path) -> None:
     folder = tmp_path / "memory"
     folder.mkdir()
+    (folder / "MEMORY.md").write_text("")
     (folder / "a_good.md").write_text("---\nname: good\ntype: project\n---\nThe razorbill repo uses trunk.\n")
     (folder / "b_bad.md").write_text(f"---\nname: bad\ntype: project\nmodified: {'4' * 5000}\n---\nText.\n")
     (folder / "c_deep.md").write_text(f"---\nname: deep\nx: {'[' * 3000}{']' * 3000}\n---\nText.\n")
@@ -130,6 +132,7 @@ def test_a_source_with_no_readable_record_is_one_error(tmp_path: Path) -> None:
     (tmp_path / "graph.jsonl").write_text("{oops\n[1, 2]\n")
     pipes = tmp_path / "pipes"
     pipes.mkdir()
+    (pipes / "MEMORY.md").write_text("# Memory index\n")
     os.mkfifo(pipes / "one.md")
     for kind, source in (("export", "export.json"), ("mcp-memory", "graph.jsonl"), ("claude-code", "pipes")):
         done = run_import(store, kind, tmp_path / source)

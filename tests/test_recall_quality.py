@@ -99,3 +99,35 @@ def test_cli_recall_of_a_russian_verb_finds_the_memory_about_its_noun(tmp_path: 
                        capture_output=True, text=True, env=env, timeout=60)
     assert r.returncode == 0, r.stderr
     assert mid in r.stdout, r.stdout
+
+
+# ------------------------------------------------------------------ dictionary aliases in free text
+DICTIONARY = "# Dictionary\n\n- payments-service: the billing backend (aka: billing, Pay API)\n" \
+             "    - search-service: indented by mistake (aka: finder)\n"
+
+
+def test_cli_recall_of_an_alias_finds_the_entity_memories(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    store = tmp_path / "store"
+    env = {"HOME": str(home), "PATH": os.environ["PATH"], "GIT_CONFIG_NOSYSTEM": "1"}
+    subprocess.run([str(EXE), "init", str(store)], capture_output=True, text=True, env=env, timeout=60, check=True)
+    (store / "dictionary.md").write_text(DICTIONARY, encoding="utf-8")
+    mid, other = new_id(), new_id()
+    fm_file(store, "retries.md", "# Retries\n\nFailed charges are retried three times, then parked.\n",
+            id=mid, type="fact", entities=["payments-service"])
+    fm_file(store, "lunch.md", "# Lunch\n\nThe team has lunch at noon.\n", id=other, type="fact")
+
+    def cli(*args: str) -> str:
+        r = subprocess.run([str(EXE), "--store", str(store), *args], capture_output=True, text=True, env=env,
+                           timeout=60)
+        assert r.returncode == 0, r.stderr
+        return r.stdout
+
+    for q in ("billing", "pay api retries", "payments-service"):
+        out = cli("recall", q)
+        assert mid in out and other not in out, (q, out)
+    status = cli("status")
+    assert "line 4: - search-service" in status, status
+    # The template's own indented example is not reported.
+    assert "canonical-name" not in status

@@ -194,7 +194,7 @@ def test_review_after_must_be_a_whole_date(s: Store) -> None:
 
 def test_pair_superseded_by_a_third_memory_is_no_longer_pending(s: Store) -> None:
     a = s.remember("The crane queue holds 100 jobs.", entities=["crane-queue"])
-    b = s.remember("The crane queue holds 200 jobs.", entities=["crane-queue"])
+    b = s.remember("The crane queue holds 200 jobs now.", entities=["crane-queue"])
     assert any({p.id, p.other_id} == {a.id, b.id} for p in s.status().pending_conflicts)
     s.remember("The crane queue holds 300 jobs since the upgrade.", entities=["crane-queue"], supersedes=[b.id])
     assert not any({p.id, p.other_id} == {a.id, b.id} for p in s.status().pending_conflicts)

@@ -145,7 +145,7 @@ async def test_status_lists_the_user_stores_pending_conflicts_that_recall_counts
         await session.call("memory_remember", content="The heron service builds with make release.")
         terse = await session.call("memory_remember", content="Answers should be terse, no preamble.",
                                    type="preference", entities=["style"], scope="user")
-        long = await session.call("memory_remember", content="Answers should be long and detailed with preamble.",
+        long = await session.call("memory_remember", content="Answers should now be long and detailed with preamble.",
                                   type="preference", entities=["style"], scope="user")
         assert [c["id"] for c in long["conflicts"]] == [terse["id"]]
         assert (await session.call("memory_recall", query="answers"))["pending_conflicts"] == 1

@@ -278,13 +278,17 @@ def test_a_merge_left_unfinished_is_not_staged_with_its_markers_and_reads_still_
     # raised a raw git error. Now reads work, writes say what to do, and git is left as it was.
     a, b, mem = remote_changed_a_shared_memory(tmp_path)
     b.update(mem.id, content="The auk cluster has seven nodes.")
+    path = b.read(id=mem.id).path
     git(b.root, "fetch", "-q", "origin")
     git(b.root, "-c", "user.name=A Person", "-c", "user.email=a@example.com", "merge", "--no-ff", "--no-commit",
         "origin/main", check=False)
-    path = b.read(id=mem.id).path
     assert git(b.root, "status", "--porcelain", "--", path).startswith("UU")
     fresh = Store.open(b.root)  # a new process runs its crash recovery too
-    assert [h.id for h in fresh.recall("auk cluster").results] == [mem.id]
+    # Whether the markers break the frontmatter depends on whether both sides' `updated` fell in the
+    # same second (the test failed about half the time under load when it assumed they did): either
+    # the memory is still recalled, or its file is listed as unindexed; a recall answers either way.
+    hits = [h.id for h in fresh.recall("auk cluster").results]
+    assert hits == [mem.id] or (hits == [] and path in {u.path for u in fresh.status().unindexed})
     with pytest.raises(RepoBusy, match="a merge is in progress"):
         fresh.remember("Deploys pause during the merge freeze.")
     assert fresh.recall("merge freeze").results == []

@@ -45,7 +45,7 @@ def test_claude_code_folder_is_imported_with_mapped_types_and_one_commit(tmp_pat
     store_path = tmp_path / "store"
     before = commit_count(Store.open(store_path).root)
     done = cli("import", "claude-code", str(CLAUDE), "--store", str(store_path))
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 1, done.stderr  # done, with the refusal below
     assert done.stdout.startswith("imported 6, skipped 0 (already there), refused 1, conflicts 0")
     # The credential is refused by kind and line; its value never appears.
     assert "refused project_staging_access.md: [secret_detected]" in done.stdout
@@ -62,7 +62,7 @@ def test_claude_code_folder_is_imported_with_mapped_types_and_one_commit(tmp_pat
     assert tests["updated"] == "2026-02-11T09:30:00Z"
     assert "**Why:** last quarter" in tests["body"]
     assert mems["claude-code memory: user_role.md"]["type"] == "fact"
-    assert mems["claude-code memory: user_role.md"]["title"] == "user role"
+    assert mems["claude-code memory: user_role.md"]["title"] == "User role"  # MEMORY.md's link text
     assert mems["claude-code memory: reference_dashboards.md"]["type"] == "reference"
     assert mems["claude-code memory: project_merge_freeze.md"]["type"] == "fact"
     # MEMORY.md lines that point at topic files are its index; a plain note in it is a memory.
@@ -100,7 +100,7 @@ def test_mcp_memory_graph_becomes_one_memory_per_entity(tmp_path: Path) -> None:
 def test_paste_from_stdin_refuses_the_credential_line_and_imports_the_rest(tmp_path: Path) -> None:
     text = (FIXTURES / "paste.txt").read_text()
     done = cli("import", "paste", "-", "--store", str(tmp_path / "store"), stdin=text)
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 1, done.stderr  # done, with a refusal
     assert done.stdout.startswith("imported 4, skipped 1 (already there), refused 1, conflicts 0 from paste stdin")
     assert "refused line 6: [secret_detected]" in done.stdout and "AWS access key id" in done.stdout
     assert "AKIAIOSFODNN7EXAMPLE" not in done.stdout
@@ -153,7 +153,8 @@ def test_export_round_trip_reproduces_the_memories_in_another_store(tmp_path: Pa
     export = tmp_path / "a.json"
     (a.root / "memories" / "broken.md").write_text("---\nid: [unclosed\n---\n# Broken\n")
     done = cli("export", str(export), "--store", str(a.root))
-    assert done.returncode == 0 and done.stdout == f"exported 4 memories to {export}\n", done.stderr
+    # Done, with a file left out: exit 1.
+    assert done.returncode == 1 and done.stdout == f"exported 4 memories to {export}\n", done.stderr
     # A file that is not a readable memory is named, with the reason, never silently dropped.
     assert "not exported: memories/broken.md: broken YAML frontmatter" in done.stderr
     assert [x["path"] for x in json.loads(export.read_text())["not_exported"]] == ["memories/broken.md"]
@@ -338,3 +339,55 @@ def test_importing_a_source_again_does_not_revive_what_was_deleted_or_deprecated
     assert reasons["line 3"] == "the same content is already in the store"
     assert [h.id for h in store.recall("kestrel build server").results] == []
     assert [h.id for h in store.recall("staging VPN").results] == []
+
+
+# ------------------------------------------------------------------ what a new user met
+def test_import_claude_code_refuses_a_folder_that_is_not_auto_memory(tmp_path: Path) -> None:
+    # Pointed at this repository, `import claude-code` imported README.md and every doc as memories.
+    repo = Path(__file__).resolve().parent.parent
+    store = tmp_path / "store"
+    Store.open(store).close()
+    before = commit_count(store)
+    for folder in (repo, repo / "docs"):
+        done = cli("import", "claude-code", str(folder), "--store", str(store))
+        assert done.returncode == 2 and done.stdout == "", done.stdout
+        assert done.stderr.count("\n") == 1 and "not a Claude Code auto-memory folder" in done.stderr
+        assert "MEMORY.md" in done.stderr and "Nothing was imported" in done.stderr
+    assert commit_count(store) == before
+
+
+def test_import_mcp_memory_of_a_markdown_file_is_one_error_line(tmp_path: Path) -> None:
+    # `import mcp-memory README.md` printed 289 "not JSON" lines and exited 0.
+    store = tmp_path / "store"
+    Store.open(store).close()
+    readme = Path(__file__).resolve().parent.parent / "README.md"
+    done = cli("import", "mcp-memory", str(readme), "--store", str(store))
+    assert done.returncode == 2 and done.stdout == "" and done.stderr.count("\n") == 1
+    assert "nothing in" in done.stderr and "Nothing was imported" in done.stderr
+
+
+def test_claude_code_topic_files_keep_a_nested_type_and_their_index_title(tmp_path: Path) -> None:
+    # A topic file of newer Claude Code (`metadata: {type: feedback}`) came in as a fact, titles came
+    # from the file's slug (`user role`) rather than MEMORY.md's link text, and a markdown file with
+    # no topic frontmatter was imported as a memory.
+    folder = tmp_path / "memory"
+    shutil.copytree(CLAUDE, folder)
+    (folder / "feedback_rebase.md").write_text("---\nname: feedback_rebase\ndescription: Rebase, never merge, "
+                                               "onto main\nmetadata:\n  type: feedback\n---\nRebase feature "
+                                               "branches onto main; merge commits are refused in review.\n")
+    (folder / "MEMORY.md").write_text((folder / "MEMORY.md").read_text()
+                                      + "- [Rebase onto main](feedback_rebase.md) — never merge commits\n")
+    (folder / "scratch.md").write_text("# Scratch\n\nNot a topic file: no frontmatter.\n")
+    store_path = tmp_path / "store"
+    Store.open(store_path).close()
+    done = cli("import", "claude-code", str(folder), "--store", str(store_path))
+    assert done.returncode == 1, done.stderr  # done, with refusals
+    assert "refused scratch.md: not a Claude Code topic file" in done.stdout
+    mems = by_source(Store.open(store_path))
+    rebase = mems["claude-code memory: feedback_rebase.md"]
+    assert (rebase["type"], rebase["title"]) == ("preference", "Rebase onto main")
+    assert mems["claude-code memory: user_role.md"]["title"] == "User role"
+    assert mems["claude-code memory: feedback_terse_answers.md"]["title"] == "Terse answers"
+    # A name that reads as a title stays the title.
+    assert mems["claude-code memory: feedback_integration_tests.md"]["title"] == "Integration tests hit a real database"
+    assert not any("scratch" in source for source in mems)

@@ -1,0 +1,45 @@
+"""Reads of a store's index as it is, for the Claude Code hooks: no store lock, no git, no reconcile.
+
+A hook is a new process on every prompt and must answer in about 250 ms. Opening the store imports
+the session (GitPython, YAML, the credential rules) and its call reconciles, commits hand edits and
+records the recall: more than that budget at 10,000 memories. A read here is answered only when the
+index provably says what the files say (`reconcile.current`: the walk and stat gate a reconcile runs
+find nothing to do); otherwise it returns None and the caller takes the store's own path, which
+reconciles first. Nothing here writes: a hook's injection is not counted as a recall.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from . import reconcile, search
+from .dictionary import DICTIONARY, Dictionary
+from .index import Index
+from .layout import index_path
+from .options import Recall
+from .results import Hit
+
+
+def recall(roots: dict[str, Path], opts: Recall) -> list[Hit] | None:
+    """The hits of `opts` over the stores of `roots` (scope name -> root, read in that order, the
+    first store's hits first, within one `limit`), each named by its scope when there are several.
+    None when any index is missing, from another version, or behind its files."""
+    hits: list[Hit] = []
+    for scope, root in roots.items():
+        left = opts.limit - len(hits)
+        if left <= 0:
+            break
+        index = Index.open_existing(index_path(root))
+        if index is None:
+            return None
+        try:
+            dictionary = Dictionary.load(root / DICTIONARY)
+            if not reconcile.current(root, index, dictionary):
+                return None
+            names, _ = dictionary.normalise_all(list(opts.entities))
+            found, _ = search.run(index, replace(opts, limit=left), search.row_filter(opts, names))
+        finally:
+            index.close()
+        hits += [replace(h, scope=scope) for h in found] if len(roots) > 1 else found
+    return hits
