@@ -47,6 +47,10 @@ found in more than half the memories to ~0, so a speaker's or project's name cou
 match at 1.0 (the scale the store uses for "no query" and MMR's similarity). This keeps the order
 and also hides FTS5's IDF clamp: a term in more than half of a small store gets an IDF of 1e-6, so
 raw scores there are ~1e-6 and would round to 0.
+
+No padding (`MIN_SHARE`): a candidate scoring under a thousandth of the best is dropped. Such a
+memory shares with the query only terms FTS5's clamp zeroed (in a store of 5, a word 3 of them
+hold), while another memory matched properly: it would be listed with score 0.0, i.e. as padding.
 """
 
 from __future__ import annotations
@@ -104,6 +108,8 @@ _TIME_TERMS = list(dict.fromkeys(t for t in textproc.terms(_TIME_CUES) if t))
 
 # Exponent of the coverage ("coord") factor; 0 disables it. 0.5 beat 1 and 2 (docs/recall-eval.md).
 COVERAGE_EXP = 0.5
+# Share of the best fused score under which a candidate is no result (see the module docstring).
+MIN_SHARE = 1e-3
 # How many fused candidates get the coverage factor (the rest keep their order below them).
 COVERAGE_DEPTH = 100
 
@@ -348,4 +354,4 @@ def text_scores(index: SearchIndex, query: str, pool: int, where: RowFilter | No
     if not top:
         return {}
     best = top[0][1]
-    return {rid: s / best for rid, s in top}
+    return {rid: s / best for rid, s in top if s >= best * MIN_SHARE}

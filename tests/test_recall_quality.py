@@ -131,3 +131,32 @@ def test_cli_recall_of_an_alias_finds_the_entity_memories(tmp_path: Path) -> Non
     assert "line 4: - search-service" in status, status
     # The template's own indented example is not reported.
     assert "canonical-name" not in status
+
+
+# ------------------------------------------------------------------ no padding
+def test_cli_recall_lists_no_memory_with_score_zero(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    store = tmp_path / "store"
+    env = {"HOME": str(home), "PATH": os.environ["PATH"], "GIT_CONFIG_NOSYSTEM": "1"}
+    subprocess.run([str(EXE), "init", str(store)], capture_output=True, text=True, env=env, timeout=60, check=True)
+    texts = ["The API deploys to Kubernetes from CI.", "Deploy only on weekdays.", "Deploy freeze in December.",
+             "Deploy notes live in the wiki.", "Lunch is at noon."]
+    ids = [new_id() for _ in texts]
+    for i, (mid, text) in enumerate(zip(ids, texts, strict=True)):
+        fm_file(store, f"m{i}.md", f"# {text}\n\n{text}\n", id=mid, type="fact")
+
+    def cli(*args: str) -> str:
+        r = subprocess.run([str(EXE), "--store", str(store), *args], capture_output=True, text=True, env=env,
+                           timeout=60)
+        assert r.returncode == 0, r.stderr
+        return r.stdout
+
+    # `deploy` is in 4 of 5 memories, so FTS5 clamps its weight to ~0: only the memory that also
+    # holds `kubernetes` matches the query with any weight; the other three came back at 0.0.
+    out = cli("recall", "kubernetes deploy")
+    assert ids[0] in out, out
+    assert not any(mid in out for mid in ids[1:]), out
+    # A recall with no query (filters only) still lists every memory.
+    listed = cli("recall", "--limit", "10")
+    assert all(mid in listed for mid in ids), listed
