@@ -354,13 +354,14 @@ def test_readme_steps_share_a_store_between_two_machines(tmp_path: Path) -> None
     """The README's steps, with the real commands: a bare remote, `git clone`, `memory-mcp sync`."""
     one, two, bare = tmp_path / "one", tmp_path / "two", tmp_path / "memory-remote.git"
 
-    def mm(store: Path, *args: str) -> str:
+    def mm(store: Path, *args: str, rc: int = 0) -> str:
         done = subprocess.run([EXE, *args, "--store", str(store)], capture_output=True, text=True, timeout=60)
-        assert done.returncode == 0, done.stderr
+        assert done.returncode == rc, done.stderr
         return done.stdout
 
     mm(one, "init")  # a store named with --store must exist before other commands use it
-    mm(one, "import", "paste", str(Path(__file__).parent / "fixtures" / "paste.txt"))
+    # The fixture holds one line with a credential: it is refused and listed, the rest comes in, exit 1.
+    assert "committed as" in mm(one, "import", "paste", str(Path(__file__).parent / "fixtures" / "paste.txt"), rc=1)
     # The branch name matters: stores use `main`, and a bare repository's HEAD is what a clone checks out.
     subprocess.run(["git", "init", "-q", "--bare", "--initial-branch=main", str(bare)], check=True)
     git(one, "remote", "add", "origin", str(bare))
