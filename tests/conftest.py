@@ -9,6 +9,7 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 import types
 from collections.abc import AsyncIterator, Iterator
@@ -247,3 +248,18 @@ def http_server(store: Path, *args: str, env: dict[str, str] | None = None) -> I
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+def start_watch(store: Path, home: Path) -> tuple[subprocess.Popen[str], list[str]]:
+    """`memory-mcp watch --store store` as a person runs it, once it has printed its first line
+    ("watching ...", after the first reconcile); the list fills with its output lines as they come."""
+    proc = subprocess.Popen([str(EXE), "watch", "--store", str(store)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=server_env(store, home))
+    lines: list[str] = []
+    assert proc.stdout is not None  # stdout=PIPE
+    out = proc.stdout
+    threading.Thread(target=lambda: lines.extend(iter(out.readline, "")), daemon=True).start()
+    while not lines:
+        assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+        time.sleep(0.05)
+    return proc, lines

@@ -7,12 +7,11 @@ from __future__ import annotations
 
 import os
 import subprocess
-import threading
 import time
 from pathlib import Path
 
 import pytest
-from conftest import EXE, Session, git, make_store, open_server, server_env
+from conftest import EXE, Session, git, make_store, open_server, server_env, start_watch
 
 from memory_mcp.store import Store
 
@@ -94,15 +93,8 @@ def test_status_recall_and_sync_print_no_traceback_over_hostile_files(tmp_path: 
 
 def test_watch_command_survives_a_file_name_that_is_not_utf8(tmp_path: Path) -> None:
     store = make_store(tmp_path / "store")
-    proc = subprocess.Popen([str(EXE), "watch", "--store", str(store)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=server_env(store, tmp_path))
-    lines: list[str] = []
-    reader = threading.Thread(target=lambda: lines.extend(iter(proc.stdout.readline, "")), daemon=True)
-    reader.start()
+    proc, lines = start_watch(store, tmp_path)
     try:
-        while not lines:  # "watching ..." is printed once the first reconcile is done
-            assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
-            time.sleep(0.05)
         _plant(store, tmp_path / "outside.md")
         deadline = time.monotonic() + 30
         while not any("huge.md" in line for line in lines):  # the watch itself met the bad files

@@ -8,13 +8,11 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
-import threading
 import time
 from pathlib import Path
 
 import pytest
-from conftest import EXE, Session, fm_file, git, new_id, open_server, server_env, subjects
+from conftest import EXE, Session, fm_file, git, new_id, open_server, server_env, start_watch, subjects
 from mcp import Client, StdioServerParameters
 
 from memory_mcp import watch as watch_module
@@ -374,15 +372,8 @@ async def test_no_watch_flag_serves_with_the_stat_gate(tmp_path: Path) -> None:
 def test_foreground_watch_command_indexes_and_commits_on_save(tmp_path: Path) -> None:
     root = tmp_path / "store"
     r = Store.open(root).remember("The shrike report goes out on Mondays.")
-    proc = subprocess.Popen([str(EXE), "watch", "--store", str(root)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=server_env(root, tmp_path))
-    lines: list[str] = []
-    reader = threading.Thread(target=lambda: lines.extend(iter(proc.stdout.readline, "")), daemon=True)
-    reader.start()
+    proc, lines = start_watch(root, tmp_path)
     try:
-        while not lines:  # "watching ..." is printed once the first reconcile is done
-            assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
-            time.sleep(0.05)
         path = root / r.path
         path.write_text(path.read_text().replace("Mondays", "Tuesdays"))
         deadline = time.monotonic() + 30
