@@ -211,7 +211,10 @@ def build_server(root: Path | None = None, user_root: Path | None = None,
 
     if tools_in_background:
         mcp.tools_ready = threading.Event()
-        threading.Thread(target=add_tools, name="memory-mcp tools", daemon=True).start()
+        # Not a daemon: when stdin closes at once (a client that gives up, `serve < /dev/null`) the
+        # interpreter must wait for the thread before it finalises; a daemon thread still building
+        # the schemas then aborted the process (SIGABRT, exit -6, seen in CI).
+        threading.Thread(target=add_tools, name="memory-mcp tools").start()
     else:
         add_tools()
     return mcp
