@@ -217,7 +217,9 @@ def plan(query: str) -> Plan:
     p.when = any(w in _WHEN_WORDS for w in textproc.word_tokens(query))
     p.sym = _dedup(sym)[:MAX_LIKE]
     p.like = _dedup(like)[:MAX_LIKE]
-    p.roots = [(w, textproc.stem_word(w)) for w in p.words if not w.isdigit()
+    # Only words the stemmer cut an ending from: a made-up token (`heronadd`) has no root to share,
+    # and its prefix would find `heronedit`.
+    p.roots = [(w, st) for w in p.words if not w.isdigit() and (st := textproc.stem_word(w)) != w
                and len(w) >= _ROOT_MIN.get(textproc.script_of(w), len(w) + 1)][:MAX_TRI]
     return p
 
