@@ -86,12 +86,18 @@ def test_a_root_match_ranks_below_a_stem_match(tmp_path: Path) -> None:
         idx.close()
 
 
-def test_cli_recall_of_a_russian_verb_finds_the_memory_about_its_noun(tmp_path: Path) -> None:
+def _cli_store(tmp_path: Path) -> tuple[Path, dict[str, str]]:
+    """A store made with `memory-mcp init`, and the environment of a person's shell for the CLI."""
     home = tmp_path / "home"
     home.mkdir()
     store = tmp_path / "store"
     env = {"HOME": str(home), "PATH": os.environ["PATH"], "GIT_CONFIG_NOSYSTEM": "1"}
     subprocess.run([str(EXE), "init", str(store)], capture_output=True, text=True, env=env, timeout=60, check=True)
+    return store, env
+
+
+def test_cli_recall_of_a_russian_verb_finds_the_memory_about_its_noun(tmp_path: Path) -> None:
+    store, env = _cli_store(tmp_path)
     mid = new_id()
     fm_file(store, "logs.md", "# Логи запросов\n\nЛоги запросов пишем в journald, ротация раз в сутки.\n",
             id=mid, type="fact")
@@ -107,11 +113,7 @@ DICTIONARY = "# Dictionary\n\n- payments-service: the billing backend (aka: bill
 
 
 def test_cli_recall_of_an_alias_finds_the_entity_memories(tmp_path: Path) -> None:
-    home = tmp_path / "home"
-    home.mkdir()
-    store = tmp_path / "store"
-    env = {"HOME": str(home), "PATH": os.environ["PATH"], "GIT_CONFIG_NOSYSTEM": "1"}
-    subprocess.run([str(EXE), "init", str(store)], capture_output=True, text=True, env=env, timeout=60, check=True)
+    store, env = _cli_store(tmp_path)
     (store / "dictionary.md").write_text(DICTIONARY, encoding="utf-8")
     mid, other = new_id(), new_id()
     fm_file(store, "retries.md", "# Retries\n\nFailed charges are retried three times, then parked.\n",
@@ -135,11 +137,7 @@ def test_cli_recall_of_an_alias_finds_the_entity_memories(tmp_path: Path) -> Non
 
 # ------------------------------------------------------------------ no padding
 def test_cli_recall_lists_no_memory_with_score_zero(tmp_path: Path) -> None:
-    home = tmp_path / "home"
-    home.mkdir()
-    store = tmp_path / "store"
-    env = {"HOME": str(home), "PATH": os.environ["PATH"], "GIT_CONFIG_NOSYSTEM": "1"}
-    subprocess.run([str(EXE), "init", str(store)], capture_output=True, text=True, env=env, timeout=60, check=True)
+    store, env = _cli_store(tmp_path)
     texts = ["The API deploys to Kubernetes from CI.", "Deploy only on weekdays.", "Deploy freeze in December.",
              "Deploy notes live in the wiki.", "Lunch is at noon."]
     ids = [new_id() for _ in texts]
