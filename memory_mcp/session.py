@@ -265,10 +265,6 @@ class Session:
             self.watcher.settled(plan, walked=report.walked and report.aborted is None, folders=report.folders)
         return report
 
-    def commit_later(self) -> None:
-        """A commit failed after its files were written: the next call commits them."""
-        self._recovered = False
-
     def _recover(self, index: Index) -> None:
         """Commit memory files a crash left written but uncommitted (the index already has them).
 
