@@ -12,7 +12,7 @@ from ulid import ULID
 from . import edits, files
 from .errors import Containment, InvalidArgument, NotFound, ParseError, SecretDetected
 from .index import Index
-from .layout import MEMORIES
+from .layout import month_folder
 from .model import Memory, check_id, now_iso, slugify
 from .schema import FileStat
 from .secrets import scan
@@ -100,10 +100,11 @@ def resolve_path(root: Path, path: str) -> str:
     return rel.as_posix()
 
 
-def new_path(root: Path, title: str, mem_id: str) -> str:
-    """The file a new memory gets: `memories/<slug>-<first 8 of its id>.md`, the whole id on a clash."""
-    slug = slugify(title)
-    rel = f"{MEMORIES}/{slug}-{mem_id[:8]}.md"
+def new_path(root: Path, title: str, mem_id: str, created: str | None = None) -> str:
+    """The file a new memory gets: `<its month folder>/<slug>-<first 8 of its id>.md` (the whole id
+    on a clash), the month being that of `created` (default: now; see `layout.month_folder`)."""
+    folder, slug = month_folder(root, created), slugify(title)
+    rel = f"{folder}/{slug}-{mem_id[:8]}.md"
     if (root / rel).exists():
-        rel = f"{MEMORIES}/{slug}-{mem_id}.md"
+        rel = f"{folder}/{slug}-{mem_id}.md"
     return rel

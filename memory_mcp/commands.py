@@ -1,5 +1,5 @@
 """The command-line commands that change or read one memory: `remember`, `update`, `forget`,
-`resolve`, `read`. Each builds the options object the matching tool builds and calls the same
+`resolve`, `read`; and `reorganize`, which moves a flat store's files into month folders. Each builds the options object the matching tool builds and calls the same
 facade (through `scopes.Scopes`, so an id finds its store as it does for the tools).
 
 The frontmatter options come from `model.settable`, as the tool parameters do: a field declared
@@ -20,6 +20,7 @@ Opener = Callable[[argparse.Namespace], Scopes]
 Adder = Callable[[argparse.ArgumentParser], None]
 # A person typing a memory at the command line is stating it; an agent's tool call defaults to inferred.
 CLI_TRUST = Trust.USER_STATED.value
+REORGANIZE_SHOWN = 20
 
 
 def add_parsers(sub: Any, common: argparse.ArgumentParser, user_store_option: Adder) -> None:
@@ -52,6 +53,9 @@ def add_parsers(sub: Any, common: argparse.ArgumentParser, user_store_option: Ad
     d.add_argument("memory", help="its id, or its path (memories/name.md)")
     for parser in (u, f, s, d):
         user_store_option(parser)
+    o = sub.add_parser("reorganize", parents=[common], help="move a flat store's memories into month folders "
+                       "(memories/YYYY/MM/; a dry run without --yes)")
+    o.add_argument("--yes", action="store_true", help="make the moves, as one commit of renames")
 
 
 def _field_options(parser: argparse.ArgumentParser, tool: Tool) -> None:
@@ -124,6 +128,24 @@ def read(args: argparse.Namespace, open_scopes: Opener) -> int:
     return 0
 
 
+def reorganize(args: argparse.Namespace, open_scopes: Opener) -> int:
+    result = open_scopes(args).store().reorganize(apply=args.yes)
+    verb = "moved" if result.applied else "would move"
+    print(f"{verb} {render.count(len(result.moves), 'memory', 'memories')} into month folders"
+          + (f" (commit {result.commit[:12]})" if result.commit else ""))
+    for move in result.moves[:REORGANIZE_SHOWN]:
+        print(f"  {move.path} -> {move.to}")
+    if len(result.moves) > REORGANIZE_SHOWN:
+        print(f"  ... and {len(result.moves) - REORGANIZE_SHOWN} more")
+    for left in result.skipped:
+        print(f"left in place: {left.path}: {left.detail}")
+    if result.moves and not result.applied:
+        print("Run `memory-mcp reorganize --yes` to move them: one commit of renames, which "
+              "`git log --follow <file>` follows; ids and links stay as they are.")
+    return 0
+
+
 COMMANDS: dict[str, Callable[[argparse.Namespace, Opener], int]] = {
     "remember": remember, "update": update, "forget": forget, "resolve": resolve, "read": read,
+    "reorganize": reorganize,
 }

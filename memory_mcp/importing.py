@@ -140,4 +140,4 @@ def _import_path(session: Session, item: Incoming, mem: Memory) -> str:
             rel = ""
         if rel == item.path and not (session.root / rel).exists():
             return rel
-    return new_path(session.root, mem.title, mem.id)
+    return new_path(session.root, mem.title, mem.id, mem.created)

@@ -198,3 +198,21 @@ class ReconcileReport:
     @property
     def changed(self) -> int:
         return len(self.reindexed) + len(self.removed) + len(self.new_errors)
+
+
+@dataclass
+class Move:
+    """One file a reorganisation moves: from `path` to `to`, both store-relative."""
+
+    path: str
+    to: str
+
+
+@dataclass
+class ReorganizeResult:
+    """What `memory-mcp reorganize` moves (or, without --yes, would move) and what it leaves."""
+
+    moves: list[Move]
+    skipped: list[Listed]
+    applied: bool
+    commit: str | None = None

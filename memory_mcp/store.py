@@ -31,6 +31,7 @@ from .results import (
     ReconcileReport,
     ReindexResult,
     RememberResult,
+    ReorganizeResult,
     ResolveResult,
     StatusResult,
 )
@@ -164,6 +165,10 @@ class Store:
     def reindex(self, verify: bool = False, progress: Progress | None = None) -> ReindexResult:
         """Rebuild the index from the files; with `verify`, re-hash everything and report drift."""
         return upkeep.reindex(self.session, verify, progress)
+
+    def reorganize(self, apply: bool = False) -> ReorganizeResult:
+        """Move a flat store's memories into month folders (see upkeep.reorganize); `apply` does it."""
+        return upkeep.reorganize(self.session, apply)
 
     def refresh(self) -> ReconcileReport:
         """Reconcile now (what every call does first) and return what it found."""

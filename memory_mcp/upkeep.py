@@ -1,18 +1,25 @@
-"""The use cases that look after the store as a whole: status, the open conflict pairs, reindex."""
+"""The use cases that look after the store as a whole: status, the open conflict pairs, reindex,
+and the reorganisation of a flat store into month folders."""
 
 from __future__ import annotations
 
+import os
 from datetime import UTC, date, datetime, timedelta
+
+from ulid import ULID
 
 from . import conflicts, ranking
 from .index import Index
+from .layout import MEMORIES, month_folder
 from .model import MemoryType, State
 from .options import Progress
 from .results import (
     Listed,
+    Move,
     PendingConflict,
     ReconcileReport,
     ReindexResult,
+    ReorganizeResult,
     SecretFlag,
     StatusResult,
     UnindexedFile,
@@ -104,3 +111,56 @@ def refresh(session: Session) -> ReconcileReport:
     """Reconcile now (what every call does first) and return what it found."""
     with session.call():
         return session.last or ReconcileReport()
+
+
+def reorganize(session: Session, apply: bool = False) -> ReorganizeResult:
+    """The memories directly in memories/ (a store from before month folders), each moved into the
+    folder of its creation month under the same file name; with `apply` the moves are made and
+    committed as one commit of pure renames, which `git log --follow` follows.
+
+    Ids, links and recall counts are keyed by id, so they stay as they are. Files in a person's own
+    subfolders stay where they are, and so do those the move would change: a file without an id of
+    its own (its id is a hash of its path) and a file the index could not read."""
+    with session.call(write=apply) as index:
+        moves, skipped = _plan(session, index)
+        if not apply or not moves:
+            return ReorganizeResult(moves, skipped, applied=False)
+        session.history.check_idle()
+        for move in moves:
+            target = session.root / move.to
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.rename(session.root / move.path, target)
+        commit = session.history.commit_paths(
+            [p for m in moves for p in (m.path, m.to)], f"reorganize: {len(moves)} memories into month folders", [],
+            "Renames only: every file keeps its name and content under memories/YYYY/MM/.")
+        session.reconcile(index)  # the index follows the files to their new paths
+        return ReorganizeResult(moves, skipped, applied=True, commit=commit)
+
+
+def _plan(session: Session, index: Index) -> tuple[list[Move], list[Listed]]:
+    """The moves a reorganisation makes, oldest memory first, and the top-level files it leaves."""
+    moves: list[Move] = []
+    skipped: list[Listed] = []
+    planned: dict[str, int] = {}
+    flagged = {p for p, _ in index.secret_flags()}
+    flat = sorted((r for r in index.rows() if r.path.count("/") == 1), key=lambda r: (r.created or "", r.path))
+    for row in flat:
+        name = row.path.split("/", 1)[1]
+        if row.provisional:
+            skipped.append(Listed(row.id, row.path, row.title, "no id of its own (its id comes from its path): "
+                                  "give it one with memory_update first"))
+            continue
+        if row.path in flagged:
+            skipped.append(Listed(row.id, row.path, row.title, "holds what looks like a credential, which git must "
+                                  "not get: see memory_status"))
+            continue
+        created = row.created or ULID.from_str(row.id).datetime.isoformat()
+        folder = month_folder(session.root, created, planned)
+        if (session.root / folder / name).exists():
+            skipped.append(Listed(row.id, row.path, row.title, f"{folder}/{name} exists already"))
+            continue
+        planned[folder] = planned.get(folder, 0) + 1
+        moves.append(Move(row.path, f"{folder}/{name}"))
+    skipped += [Listed("", p, "", f"not indexed: {e}") for p, e in index.errors()
+                if p.startswith(f"{MEMORIES}/") and p.count("/") == 1]
+    return moves, skipped

@@ -58,7 +58,7 @@ def remember(session: Session, opts: Remember) -> RememberResult:
         found = conflicts.neighbours(index, conflicts.Subject(mem.id, mem.title, mem.excerpt, names, now, []))
         found = [n for n in found if n.row.id not in targets]
         mem.conflicts_with = [n.row.id for n in found]
-        new = Loaded(mem, new_path(session.root, mem.title, mem.id))
+        new = Loaded(mem, new_path(session.root, mem.title, mem.id, mem.created))
         for loser in losers:
             lifecycle.apply_supersede(mem, loser.mem, now)
         write(session, index, [new, *losers], fresh=frozenset({mem.id}))

@@ -244,7 +244,7 @@ def test_a_memory_renamed_differently_on_each_side_stays_one_memory_without_mark
     result = b.sync()
     assert [(c.id, c.path) for c in result.conflicts] == [(auk, "memories/auk-a.md")]
     assert_converged(a, b)
-    names = sorted(p.name for p in (b.root / "memories").glob("*.md"))
+    names = sorted(p.name for p in (b.root / "memories").rglob("*.md"))
     assert names == sorted(["auk-a.md", "backups-a.md", Path(result.conflicts[0].copy_path).name])
     assert b.status().unindexed == []
     bodies = [b.read(id=i).body for i in (auk, backups, result.conflicts[0].copy_id)]
