@@ -11,20 +11,21 @@ import sqlite3
 from collections.abc import Iterable
 from pathlib import Path
 
-from . import pairs, textproc
-from .model import Memory, body_sha, content_key
+from . import pairs
+from .model import Memory
 from .schema import (
+    FTS_HASHSIZE,
     FTS_TABLES,
-    INDEXED,
     INSERT,
     INSERT_COLUMNS,
     ROW_COLUMNS,
     SCHEMA,
     SCHEMA_VERSION,
+    Derived,
     FileStat,
     Row,
     RowFilter,
-    column_value,
+    derive,
     to_row,
 )
 from .sqlconn import Transaction, chunks, connect
@@ -96,8 +97,8 @@ class Index:
             for stmt in SCHEMA.split(";"):
                 if stmt.strip():
                     self.conn.execute(stmt)
-            for name, (spec, _) in FTS_TABLES.items():
-                self.conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS {name} USING fts5{spec}")
+            for name in FTS_TABLES:
+                self._create_fts(name)
             self.conn.execute(
                 "INSERT OR REPLACE INTO meta(key, value) VALUES ('schema_version', ?)", (SCHEMA_VERSION,))
 
@@ -158,18 +159,16 @@ class Index:
         if self._file_stats is not None:
             self._file_stats[path] = (stat, error)
 
-    def upsert(self, path: str, mem: Memory, entities: list[str], stat: FileStat) -> None:
-        """Index one parsed memory file (replacing what was there for its path or id)."""
+    def upsert(self, path: str, mem: Memory, entities: list[str], stat: FileStat,
+               derived: Derived | None = None) -> None:
+        """Index one parsed memory file (replacing what was there for its path or id). `derived`
+        when a worker process has made it already (`bulkread`)."""
         old = self.conn.execute("SELECT rowid FROM memories WHERE path=? OR id=?", (path, mem.id)).fetchall()
         for (rowid,) in old:
             self._delete_rowid(rowid)
-        title, body = mem.title, mem.body
-        values = {name: column_value(f, getattr(mem, name)) for name, f in INDEXED.items()}
-        values.update(
-            # The entities as the caller normalised them (dictionary.md), not as the file spells them.
-            entities=json.dumps(entities, ensure_ascii=False),
-            path=path, title=title, excerpt=mem.excerpt, content_key=content_key(body), body_sha=body_sha(body),
-            provisional=int(mem.provisional), body_chars=len(body))
+        derived = derived or derive(mem)
+        # The entities as the caller normalised them (dictionary.md), not as the file spells them.
+        values = {**derived.values, "path": path, "entities": json.dumps(entities, ensure_ascii=False)}
         cur = self.conn.execute(INSERT, tuple(values[name] for name in INSERT_COLUMNS))
         rowid = cur.lastrowid
         assert rowid is not None  # set by every INSERT
@@ -180,10 +179,10 @@ class Index:
         ents_text = " ".join(entities)
         self.conn.executemany("INSERT INTO entities(memory_rowid, entity) VALUES (?, ?)",
                               [(rowid, e.lower()) for e in dict.fromkeys(entities)])
+        title, body = derived.values["title"], mem.body
         self.conn.execute("INSERT INTO fts_word(rowid, title, body, entities) VALUES (?,?,?,?)",
                           (rowid, title, body, ents_text))
-        self.conn.execute("INSERT INTO fts_stem(rowid, title, body) VALUES (?,?,?)",
-                          (rowid, textproc.stem_text(title), textproc.stem_text(body)))
+        self.conn.execute("INSERT INTO fts_stem(rowid, title, body) VALUES (?,?,?)", (rowid, *derived.stems))
         self.conn.execute("INSERT INTO fts_tri(rowid, title, body, entities) VALUES (?,?,?,?)",
                           (rowid, title, body, ents_text))
         self.set_file(path, stat)
@@ -229,9 +228,14 @@ class Index:
         for name in ("entities", "memories", "files", "secret_flags", "conflict_links", "open_pairs"):
             self.conn.execute(f"DELETE FROM {name}")
         # Deleting from an FTS5 table reads back every row to unindex it; recreating it is instant.
-        for name, (spec, _) in FTS_TABLES.items():
+        for name in FTS_TABLES:
             self.conn.execute(f"DROP TABLE {name}")
-            self.conn.execute(f"CREATE VIRTUAL TABLE {name} USING fts5{spec}")
+            self._create_fts(name)
+
+    def _create_fts(self, name: str) -> None:
+        self.conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS {name} USING fts5{FTS_TABLES[name][0]}")
+        if name in FTS_HASHSIZE:
+            self.conn.execute(f"INSERT INTO {name}({name}, rank) VALUES ('hashsize', ?)", (FTS_HASHSIZE[name],))
 
     # ---- credentials found in files written by hand ----
     def set_secret_flags(self, path: str, kinds: list[str]) -> None:

@@ -16,9 +16,9 @@ import time
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .dictionary import DICTIONARY, Dictionary
-from .errors import ParseError
 from .index import Index
 from .layout import MEMORIES
 from .model import State, body_sha, now_iso
@@ -26,6 +26,9 @@ from .options import Progress
 from .paths import SYMLINK_REASON, shown
 from .results import ReconcileReport
 from .schema import FileStat
+
+if TYPE_CHECKING:
+    from .bulkread import Prepared
 
 DUPLICATE_ID = "duplicate id"
 # File timestamps come from the kernel's coarse clock and some file systems keep whole seconds, so a
@@ -265,26 +268,34 @@ def _stat_clean(prev: tuple[FileStat, str | None] | None, mtime: int, size: int,
 def _check_files(root: Path, index: Index, dictionary: Dictionary, report: ReconcileReport, seen: list[_Seen],
                  known: dict[str, tuple[FileStat, str | None]], changed: set[str], force: bool, last_start: int,
                  progress: Progress | None, tracked: Tracked | None = None) -> None:
-    """Stat gate, hash and parse each candidate file; index what changed."""
-    for done, item in enumerate(seen):
-        if progress and done % 100 == 0:
-            progress(done, len(seen))
+    """Stat gate, then hash and parse the candidate files (in worker processes when there are many:
+    `bulkread`); index what changed."""
+    todo: list[tuple[_Seen, tuple[FileStat, str | None] | None, bool]] = []
+    for item in seen:
         prev = known.get(item.rel)
-        mtime, size = item.mtime_ns, item.size
         # A path the watcher saw change is hashed whatever its stat says (`touch -d` can restore it).
         recheck = force or _duplicate(prev)
-        if not recheck and item.rel not in changed and _stat_clean(prev, mtime, size, last_start):
-            continue
-        try:
-            raw = Path(item.abs).read_bytes()
-        except OSError as e:
-            _record_error(index, report, item.rel, FileStat(mtime, size, ""), f"cannot read: {e.strerror}", prev)
-            continue
-        fstat = FileStat(mtime, size, hashlib.sha256(raw).hexdigest())
-        if not recheck and prev and prev[0].sha == fstat.sha:
-            index.set_file(item.rel, fstat, prev[1])
-            continue
-        _index_file(root, index, dictionary, report, item.rel, raw, fstat, prev, tracked)
+        if recheck or item.rel in changed or not _stat_clean(prev, item.mtime_ns, item.size, last_start):
+            todo.append((item, prev, recheck))
+    if todo:
+        # Imported here: YAML and the credential rules are needed only for a file that changed, and
+        # the hooks' check that nothing did (`current`) must not pay for them on every prompt.
+        from . import bulkread
+
+        skipped = len(seen) - len(todo)
+        wanted = [bulkread.Wanted(item.rel, item.abs, item.mtime_ns, item.size,
+                                  None if recheck or not prev else prev[0].sha) for item, prev, recheck in todo]
+        for done, ((item, prev, _), prep) in enumerate(zip(todo, bulkread.prepare_all(wanted), strict=True)):
+            if progress and done % 100 == 0:
+                progress(skipped + done, len(seen))
+            if prep.read_error:
+                _record_error(index, report, item.rel, prep.stat, prep.read_error, prev)
+            elif prep.unchanged:
+                index.set_file(item.rel, prep.stat, prev[1] if prev else None)
+            elif prep.parse_error:
+                _record_error(index, report, item.rel, prep.stat, prep.parse_error, prev)
+            else:
+                _index_file(root, index, dictionary, report, prep, prev, tracked)
     if progress:
         progress(len(seen), len(seen))  # the walk is done: a bar (or a client) sees it complete
 
@@ -318,20 +329,14 @@ def _record_error(index: Index, report: ReconcileReport, rel: str, fstat: FileSt
         report.new_errors.append(rel)
 
 
-def _index_file(root: Path, index: Index, dictionary: Dictionary, report: ReconcileReport, rel: str,
-                raw: bytes, fstat: FileStat, prev: tuple[FileStat, str | None] | None,
-                tracked: Tracked | None = None) -> None:
-    # Imported here: YAML and the credential rules are needed only for a file that changed, and the
-    # hooks' check that nothing did (`current`) must not pay for them on every prompt.
+def _index_file(root: Path, index: Index, dictionary: Dictionary, report: ReconcileReport, prep: Prepared,
+                prev: tuple[FileStat, str | None] | None, tracked: Tracked | None = None) -> None:
+    """Index one parsed file, unless another file holds its id; an archived memory a person edited
+    becomes active again."""
     from . import edits, files
-    from .secrets import scan
 
-    try:
-        text = files.decode(raw)
-        mem = files.parse(text, rel)
-    except ParseError as e:
-        _record_error(index, report, rel, fstat, e.message, prev)
-        return
+    rel, fstat, mem, shown = prep.rel, prep.stat, prep.memory, prep.shown
+    assert mem is not None and shown is not None  # a parsed file has both
     other = index.get(mem.id)
     if other and other.path != rel and (root / other.path).exists():
         # Which file came first must not depend on walk order (a rebuild walks `copy-of-x.md` before
@@ -345,22 +350,22 @@ def _index_file(root: Path, index: Index, dictionary: Dictionary, report: Reconc
             report.reindexed.remove(other.path)
     # A credential a person typed into a file is flagged for memory_status and indexed masked, so
     # recall, the digest and the hooks never show it.
-    findings = scan(text)
+    derived = prep.derived
     old = index.get_by_path(rel)
     if (old and old.id == mem.id and old.state == State.ARCHIVED and mem.state == State.ARCHIVED
-            and old.body_sha != body_sha(files.masked(mem).body if findings else mem.body)):
+            and old.body_sha != body_sha(shown.body)):
         # Fresh intent wins: a person who edits an archived memory's text wants it back.
         before = replace(mem)
         mem.state = State.ACTIVE
         mem.superseded_by = None
         mem.updated = now_iso()
-        data = edits.edit(raw, before, mem)
+        data = edits.edit(prep.raw, before, mem)
         files.atomic_write_bytes(root / rel, data)
         st = (root / rel).stat()
         fstat = FileStat(st.st_mtime_ns, st.st_size, hashlib.sha256(data).hexdigest())
+        shown, derived = (files.masked(mem) if prep.secret_kinds else mem), None
         report.promoted.append(mem.id)
-    shown = files.masked(mem) if findings else mem
     entities, _ = dictionary.normalise_all(shown.entities)
-    index.upsert(rel, shown, entities, fstat)
-    index.set_secret_flags(rel, [f.kind for f in findings])
+    index.upsert(rel, shown, entities, fstat, derived)
+    index.set_secret_flags(rel, list(prep.secret_kinds))
     report.reindexed.append(rel)
