@@ -14,7 +14,6 @@ from pathlib import Path
 from . import pairs
 from .model import Memory
 from .schema import (
-    FTS_HASHSIZE,
     FTS_TABLES,
     INSERT,
     INSERT_COLUMNS,
@@ -234,8 +233,6 @@ class Index:
 
     def _create_fts(self, name: str) -> None:
         self.conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS {name} USING fts5{FTS_TABLES[name][0]}")
-        if name in FTS_HASHSIZE:
-            self.conn.execute(f"INSERT INTO {name}({name}, rank) VALUES ('hashsize', ?)", (FTS_HASHSIZE[name],))
 
     # ---- credentials found in files written by hand ----
     def set_secret_flags(self, path: str, kinds: list[str]) -> None:

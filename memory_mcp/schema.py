@@ -22,10 +22,6 @@ FTS_TABLES = {
     "fts_stem": ("(title, body, tokenize = 'unicode61 remove_diacritics 2')", (1.0, 1.0)),
     "fts_tri": ("(title, body, entities, tokenize = 'trigram')", (1.0, 1.0, 2.0)),
 }
-# Memory for terms not yet written to the table's segments (FTS5's default: 1 MB). A full reindex
-# writes the trigram table in 8 MB batches instead of 1 MB ones, and spends half as long on it (1.6
-# -> 0.86 s CPU for 10,000 memories); a single write never comes near either.
-FTS_HASHSIZE = {"fts_tri": 8 << 20}
 # --- end of FTS table definitions ---
 
 _SCHEMA_TEMPLATE = """
