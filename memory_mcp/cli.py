@@ -57,6 +57,8 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("query", nargs="*", help="words, identifiers or a phrase")
     r.add_argument("--limit", type=int, default=8, help="most memories to show")
     r.add_argument("--all", action="store_true", help="include archived and deprecated memories")
+    r.add_argument("--as-of", default="", metavar="YYYY-MM-DD",
+                   help="answer from the store as git held it at the end of that day (UTC)")
     x = sub.add_parser("reindex", parents=[common], help="rebuild the index from the files")
     x.add_argument("--verify", action="store_true", help="re-hash every file and report drift (exit 1 when found)")
     d = sub.add_parser("digest", parents=[common], help="print the session digest")
@@ -182,7 +184,8 @@ def _status(args: argparse.Namespace) -> int:
 
 
 def _recall(args: argparse.Namespace) -> int:
-    opts = Recall(" ".join(args.query), limit=args.limit, include_archived=args.all, include_deprecated=args.all)
+    opts = Recall(" ".join(args.query), limit=args.limit, include_archived=args.all, include_deprecated=args.all,
+                  as_of=args.as_of)
     print(render.recall(_scopes(args).recall(None, opts)))
     return 0
 

@@ -64,6 +64,12 @@ class TooLarge(StoreError):
     code = "too_large"
 
 
+class BeforeHistory(StoreError):
+    """A recall as of a day before the store's first commit: git knows nothing of the store then."""
+
+    code = "before_history"
+
+
 class Busy(StoreError):
     code = "store_busy"
 

@@ -349,6 +349,49 @@ class History(RemoteOps):
             return []
         return [Commit(*line.split("\x1f", 2)) for line in out.splitlines() if line.count("\x1f") == 2]
 
+    def commit_at(self, until: str) -> Commit | None:
+        """The last first-parent commit of HEAD whose committer date is at or before `until` (ISO 8601
+        with an offset), or None when history starts after it. First parent: what this branch held
+        then, not the date a merged branch's commit was made elsewhere."""
+        out = self._git("log", "--first-parent", "-n1", f"--until={until}", "--format=%H%x1f%cI%x1f%s", "HEAD",
+                        check=False)
+        line = out.strip()
+        return Commit(*line.split("\x1f", 2)) if line.count("\x1f") == 2 else None
+
+    def files_at(self, commit: str, under: str = MEMORIES) -> list[tuple[str, bytes]]:
+        """Every regular file below `under` as `commit` holds it, (path, bytes) in path order, read
+        without a checkout: one `ls-tree` and one `cat-file --batch` for all of them. Names that are
+        not UTF-8 are left out, as a walk leaves them out of the index."""
+        listing = self._git_bytes("ls-tree", "-r", "-z", "--full-tree", commit, "--", under)
+        wanted: list[tuple[str, bytes]] = []
+        for record in listing.split(b"\0"):
+            if not record:
+                continue
+            info, raw_path = record.split(b"\t", 1)
+            mode, kind, sha = info.split(b" ")
+            try:
+                path = raw_path.decode("utf-8")
+            except UnicodeDecodeError:
+                continue
+            if kind == b"blob" and mode in (b"100644", b"100755"):
+                wanted.append((path, sha))
+        out = self._git_bytes("cat-file", "--batch", data=b"".join(sha + b"\n" for _, sha in wanted))
+        files: list[tuple[str, bytes]] = []
+        at = 0
+        for path, _ in wanted:
+            end = out.index(b"\n", at)
+            size = int(out[at:end].split(b" ")[2])
+            files.append((path, out[end + 1:end + 1 + size]))
+            at = end + 1 + size + 1  # the content is followed by a newline
+        return files
+
+    def changed_after(self, commit: str, path: str) -> str | None:
+        """The committer date (ISO 8601) of the first first-parent commit after `commit` that changed
+        or deleted `path`, or None when none did."""
+        out = self._git("log", "--first-parent", "--reverse", "--format=%cI", f"{commit}..HEAD", "--", path,
+                        check=False)
+        return out.split("\n", 1)[0].strip() or None
+
     def deleted_files(self, under: str = "memories") -> list[Deletion]:
         """Every commit that deleted files under `under`, newest first, with the paths it deleted
         (read a deleted file's last text with `blob(f"{commit}^", path)`)."""

@@ -75,6 +75,14 @@ class Index:
     def close(self) -> None:
         self.conn.close()
 
+    def copy_to(self, path: Path) -> None:
+        """Write a consistent copy of this index to a new file at `path` (SQLite's online backup)."""
+        target = connect(path)
+        try:
+            self.conn.backup(target)
+        finally:
+            target.close()
+
     def _schema_version(self) -> str | None:
         try:
             row = self.conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
@@ -369,6 +377,10 @@ class Index:
                     f"SELECT id, recall_count, last_recalled FROM usage WHERE id IN ({marks})", chunk):
                 out[i] = (n, last)
         return out
+
+    def forget_usage(self) -> None:
+        """Drop every recall count (a copy that answers for another moment than now)."""
+        self.conn.execute("DELETE FROM usage")
 
     def record_recall(self, ids: Iterable[str], when: str) -> None:
         self.conn.executemany(

@@ -54,6 +54,7 @@ class Recall:
     diversity: float = 0.0
     min_score: float = 0.0
     file: str = ""  # a project-relative path: only the memories whose `paths` globs match it
+    as_of: str = ""  # a day, YYYY-MM-DD (UTC): answer from the store as git held it at its end
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from . import files, lifecycle, ranking, search, transfer
+from . import asof, files, lifecycle, ranking, search, transfer
 from .access import load, resolve_path
 from .errors import InvalidArgument, NotFound
 from .index import Index
@@ -22,6 +22,8 @@ def recall(session: Session, opts: Recall) -> RecallResult:
     if not 1 <= opts.limit <= search.RECALL_MAX:
         raise InvalidArgument(f"limit must be between 1 and {search.RECALL_MAX}.")
     search.row_filter(opts, [])  # refuse an unknown type before taking the lock
+    if opts.as_of:
+        return _recall_as_of(session, opts)
     with session.call() as index:
         names, unknown = session.dictionary.normalise_all(list(opts.entities))
         hits, truncated = search.run(index, opts, search.row_filter(opts, names),
@@ -32,6 +34,24 @@ def recall(session: Session, opts: Recall) -> RecallResult:
         return RecallResult(results=hits, coverage=session.coverage(index),
                             pending_conflicts=pending_count(index), truncated=truncated,
                             unknown_entities=unknown)
+
+
+def _recall_as_of(session: Session, opts: Recall) -> RecallResult:
+    """Recall from the store as git held it at the end of the day `opts.as_of`; usage is not
+    recorded (the question is about then)."""
+    snap = asof.snapshot(session.history, opts.as_of)
+    with session.call() as index:
+        then, dictionary = asof.open_index(session.history, session.derived, snap.commit.commit, index,
+                                           session.dictionary)
+        try:
+            names, unknown = dictionary.normalise_all(list(opts.entities))
+            hits, truncated = search.run(then, opts, search.row_filter(opts, names), dictionary.mentioned(opts.query),
+                                         now=snap.moment)
+            return RecallResult(results=asof.annotate(hits, then, index, snap, session.history),
+                                coverage=asof.coverage(then, snap), pending_conflicts=pending_count(index),
+                                truncated=truncated, unknown_entities=unknown, as_of_commit=snap.commit.commit)
+        finally:
+            then.close()
 
 
 def search_only(session: Session, query: str, limit: int = 8) -> list[Hit]:

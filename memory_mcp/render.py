@@ -60,6 +60,8 @@ def hit(h: Hit) -> str:
     flags = "" if h.state == "active" else f" [{h.state}]"
     flags += f" ({h.scope} scope)" if h.scope else ""
     ents = f" {{{', '.join(h.entities)}}}" if h.entities else ""
+    flags += f" [changed since: {h.changed_since}]" if h.changed_since else ""
+    flags += f" [superseded since: {h.superseded_since}]" if h.superseded_since else ""
     return f"- [{h.id}] {h.title}{flags} ({h.type}, {h.trust}, {age(h.updated)}){ents}\n  {h.excerpt}"
 
 

@@ -63,6 +63,10 @@ class Hit:
     superseded_by: str | None = None
     # Which store it came from when the server serves project and user scopes.
     scope: str | None = None
+    # A recall as_of a day: when the memory changed (or went) after that day, and when another
+    # memory superseded it after that day, as today's store says.
+    changed_since: str | None = None
+    superseded_since: str | None = None
 
 
 @dataclass
@@ -72,6 +76,7 @@ class RecallResult:
     pending_conflicts: int
     truncated: bool = False
     unknown_entities: list[str] = field(default_factory=list)
+    as_of_commit: str | None = None  # the commit a recall as_of a day answered from
 
 
 @dataclass

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import budget, ranking
-from .errors import InvalidArgument
+from .errors import BeforeHistory, InvalidArgument
 from .layout import default_root
 from .options import Recall
 from .results import Coverage, Hit, Listed, RecallResult, ReindexResult, StatusResult
@@ -222,8 +222,14 @@ class Scopes:
             cut = cut or bool(opts.max_tokens and tokens_left <= 0 and left > 0)
             if left <= 0 or cut:
                 break
-            part = self._tagged(store.recall(replace(opts, limit=left, max_tokens=tokens_left if opts.max_tokens else 0)),
-                                name)
+            try:
+                part = self._tagged(store.recall(replace(opts, limit=left, max_tokens=tokens_left if opts.max_tokens
+                                                         else 0)), name)
+            except BeforeHistory:
+                # One store may be younger than the day asked about; only when none is older is it an error.
+                if name == list(self.stores)[-1] and not parts:
+                    raise
+                continue
             parts.append(part)
             hits += part.results
         return RecallResult(

@@ -32,11 +32,13 @@ def row_filter(opts: Recall, entities: Sequence[str]) -> RowFilter:
     return RowFilter(frozenset(states), types, tuple(entities), ranking.WITHHOLD_AT)
 
 
-def run(index: Index, opts: Recall, where: RowFilter, mentioned: Sequence[str] = ()) -> tuple[list[Hit], bool]:
+def run(index: Index, opts: Recall, where: RowFilter, mentioned: Sequence[str] = (),
+        now: datetime | None = None) -> tuple[list[Hit], bool]:
     """The ranked hits of `opts` among the memories `where` admits, and whether the token budget
-    cut the list short. `mentioned`: the dictionary entities the query names (by name or alias)."""
+    cut the list short. `mentioned`: the dictionary entities the query names (by name or alias);
+    `now`: the moment ages are counted from (a recall as of a day counts from that day's end)."""
     limit = opts.limit
-    now = datetime.now(UTC)
+    now = now or datetime.now(UTC)
     if opts.file:
         rows = [r for r in index.select(replace(where, with_paths=True)) if globs.matches_any(r.paths, opts.file)]
         scores = {r.rowid: 1.0 for r in rows}

@@ -249,12 +249,17 @@ def _add_memory_tools(mcp: MCPServer, call: _Calls) -> None:
         scope: Annotated[ScopeArg | None, Field(description="Only this store; default: project then user")] = None,
         file: Annotated[str, Field(description="A file (absolute, or relative to the project root): lists the "
                                                "memories whose paths globs match it; not with query")] = "",
+        as_of: Annotated[str, Field(description="A day, YYYY-MM-DD (UTC): answer from the store as git held it "
+                                                "at the end of that day")] = "",
     ) -> Annotated[CallToolResult, RecallResult]:
         """Search long-term memory. Returns id, title and excerpt per memory (memory_read for the whole
-        text). With no query and entities/types, lists matching memories newest first."""
+        text). With no query and entities/types, lists matching memories newest first. With as_of,
+        what the store held then: hits carry changed_since / superseded_since when the memory changed
+        or was superseded after that day."""
         opts = options.Recall(query=query, limit=limit, types=types, entities=entities, include_archived=include_archived,
                       include_deprecated=include_deprecated, max_tokens=max_tokens, diversity=diversity,
-                      min_score=min_score, file=globs.project_relative(file, _project_root()) if file else "")
+                      min_score=min_score, file=globs.project_relative(file, _project_root()) if file else "",
+                      as_of=as_of)
         r = await call(lambda s: s.recall(scope, opts))
         return _answer(r, render.recall(r))
 

@@ -18,7 +18,7 @@ LAYERS: dict[str, set[str]] = {
     # the only modules that run git
     "git": {"history", "sync", "memmerge", "incoming", "lock", "gitlocks", "gitremote"},
     # the use cases and the facade over them
-    "app": {"session", "access", "reads", "writes", "upkeep", "importing", "transfer", "sources", "automemory", "scopes",
+    "app": {"session", "access", "reads", "writes", "upkeep", "importing", "transfer", "sources", "automemory", "scopes", "asof",
             "store", "glance"},
     # thin: parse, call the facade, render
     "adapters": {"server", "cli", "render", "progress", "claude_code", "demo", "httpserve", "httpguard", "toolargs", "hooks",
