@@ -62,7 +62,10 @@ def hit(h: Hit) -> str:
     ents = f" {{{', '.join(h.entities)}}}" if h.entities else ""
     flags += f" [changed since: {h.changed_since}]" if h.changed_since else ""
     flags += f" [superseded since: {h.superseded_since}]" if h.superseded_since else ""
-    return f"- [{h.id}] {h.title}{flags} ({h.type}, {h.trust}, {age(h.updated)}){ents}\n  {h.excerpt}"
+    line = f"- [{h.id}] {h.title}{flags} ({h.type}, {h.trust}, {age(h.updated)}){ents}\n  {h.excerpt}"
+    if h.supersedes:
+        line += "\n  replaced: " + "; ".join(f"[{r.id}] {r.title}" for r in h.supersedes)
+    return line
 
 
 def age(updated: str | None, now: datetime | None = None) -> str:

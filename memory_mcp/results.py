@@ -49,6 +49,14 @@ class RememberResult:
 
 
 @dataclass
+class Replaced:
+    """A memory a hit superseded (directly or down its chain)."""
+
+    id: str
+    title: str
+
+
+@dataclass
 class Hit:
     id: str
     path: str
@@ -67,6 +75,9 @@ class Hit:
     # memory superseded it after that day, as today's store says.
     changed_since: str | None = None
     superseded_since: str | None = None
+    # What this memory replaced, newest first, at most search.CHAIN_ON_HIT: the "why" of a decision
+    # is often the memory it superseded.
+    supersedes: list[Replaced] = field(default_factory=list)
 
 
 @dataclass

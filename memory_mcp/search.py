@@ -3,19 +3,26 @@ diversity and the token budget. Reads only the index; the use case holds the loc
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 
-from . import budget, conflicts, globs, query, ranking
+from . import budget, conflicts, globs, lifecycle, query, ranking
 from .errors import InvalidArgument
 from .index import Index
 from .model import MemoryType, State, enum_value
 from .options import Recall
-from .results import Hit
+from .results import Hit, Replaced
 from .schema import Row, RowFilter
 
 RECALL_MAX = 50
+CHAIN_ON_HIT = 5
+# A why-question ("why did we switch to pnpm?") asks for a decision's reasons: decisions' scores are
+# multiplied by this for one. The why-set (tests/data/why_set.json, benchmarks/why_eval.py) R@1 went
+# 66.7 -> 95.2; no recall_eval set moved (docs/recall-eval.md, "Why-questions").
+WHY_DECISION_BOOST = 1.5
+_WHY = re.compile(r"^\W*(why|how come)\b|почему|зачем|отчего|왜", re.IGNORECASE)
 
 
 def row_filter(opts: Recall, entities: Sequence[str]) -> RowFilter:
@@ -49,10 +56,13 @@ def run(index: Index, opts: Recall, where: RowFilter, mentioned: Sequence[str] =
         rows = index.select(where)
         scores = {r.rowid: 1.0 for r in rows}
     usage = index.usage(r.id for r in rows)
+    why = WHY_DECISION_BOOST if _WHY.search(opts.query) else 1.0
     scored: list[tuple[float, Row]] = []
     for row in rows:
         s = ranking.score(scores[row.rowid], row.trust, row.state, row.updated,
                           usage.get(row.id, (0, None))[0], row.feedback, now)
+        if row.type == MemoryType.DECISION.value:
+            s *= why
         if s >= opts.min_score:
             scored.append((s, row))
     # Without a query the list is newest first; with one, by score (newest first among equals).
@@ -64,7 +74,22 @@ def run(index: Index, opts: Recall, where: RowFilter, mentioned: Sequence[str] =
         sets = {row.rowid: conflicts.term_set(f"{row.title} {row.excerpt}") for _, row in head}
         head = ranking.mmr(head, lambda x: x[0], lambda a, b: conflicts.jaccard(sets[a[1].rowid], sets[b[1].rowid]),
                            opts.diversity, limit)
-    return _within_budget(head[:limit], opts.max_tokens)
+    hits, cut = _within_budget(head[:limit], opts.max_tokens)
+    return [_with_chain(index, h, row) for h, (_, row) in zip(hits, head, strict=False)], cut
+
+
+def _with_chain(index: Index, h: Hit, row: Row) -> Hit:
+    """`h` with the memories its row superseded, down the chain, at most CHAIN_ON_HIT."""
+    if not row.supersedes:
+        return h
+
+    def older(mem_id: str) -> list[str]:
+        r = index.get(mem_id)
+        return r.supersedes if r else []
+
+    chain = lifecycle.walk(row.id, older, limit=CHAIN_ON_HIT)[:CHAIN_ON_HIT]
+    found = [(i, index.get(i)) for i in chain]
+    return replace(h, supersedes=[Replaced(i, r.title) for i, r in found if r is not None])
 
 
 def _within_budget(ranked: list[tuple[float, Row]], max_tokens: int) -> tuple[list[Hit], bool]:

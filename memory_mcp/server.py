@@ -255,7 +255,8 @@ def _add_memory_tools(mcp: MCPServer, call: _Calls) -> None:
         """Search long-term memory. Returns id, title and excerpt per memory (memory_read for the whole
         text). With no query and entities/types, lists matching memories newest first. With as_of,
         what the store held then: hits carry changed_since / superseded_since when the memory changed
-        or was superseded after that day."""
+        or was superseded after that day. A hit lists in `supersedes` the memories it replaced (the
+        "why" of a decision); why-questions prefer decisions."""
         opts = options.Recall(query=query, limit=limit, types=types, entities=entities, include_archived=include_archived,
                       include_deprecated=include_deprecated, max_tokens=max_tokens, diversity=diversity,
                       min_score=min_score, file=globs.project_relative(file, _project_root()) if file else "",
