@@ -84,7 +84,7 @@ async def test_reindex_covers_both_stores_and_counts_progress_across_them(
     project, user = roots
     seen: list[tuple[float, float | None]] = []
     finished = anyio.Event()
-    files = len(list((project / "memories").glob("*.md"))) + len(list((user / "memories").glob("*.md")))
+    files = len(list((project / "memories").rglob("*.md"))) + len(list((user / "memories").rglob("*.md")))
 
     async def on_progress(done: float, total: float | None, message: str | None) -> None:
         seen.append((done, total))
@@ -134,7 +134,7 @@ async def test_mcp_json_written_by_install_serves_both_scopes(tmp_path: Path) ->
         r = await client.call_tool("memory_recall", {"query": "commit subjects"})
         assert [h["scope"] for h in r.structured_content["results"]] == ["user"]
         await client.call_tool("memory_remember", {"content": "This repo squashes merges.", "scope": "project"})
-    assert list((project / ".memory" / "memories").glob("this-repo-squashes-merges*.md"))
+    assert list((project / ".memory" / "memories").rglob("this-repo-squashes-merges*.md"))
 
 
 async def test_status_lists_the_user_stores_pending_conflicts_that_recall_counts(tmp_path: Path) -> None:
