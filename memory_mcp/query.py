@@ -219,21 +219,53 @@ def plan(query: str) -> Plan:
     p.like = _dedup(like)[:MAX_LIKE]
     # Only words the stemmer cut an ending from: a made-up token (`heronadd`) has no root to share,
     # and its prefix would find `heronedit`.
-    p.roots = [(w, st) for w in p.words if not w.isdigit() and (st := textproc.stem_word(w)) != w
+    p.roots = [(w, st) for w in p.words if not w.isdigit() and ((st := textproc.stem_word(w)) != w or opened(w))
                and len(w) >= _ROOT_MIN.get(textproc.script_of(w), len(w) + 1)][:MAX_TRI]
     return p
 
 
 def prefix_needles(word: str, stem: str) -> tuple[list[str], list[str]]:
     """The `fts_word` prefix query and the `fts_stem` terms that look up `word` by its leading
-    characters: MATCH expressions (quoted, `*` outside the quotes), empty when there are none."""
+    characters: MATCH expressions (quoted, `*` outside the quotes), empty when there are none.
+    A Korean past form also looks up its verb stem (`바꿨어` -> 바꾸*)."""
     script = textproc.script_of(word)
     least = _ROOT_MIN.get(script, len(word) + 1)
     words = [_quote(word[:max(_PRE_MIN.get(script, len(word)), len(word) - 3)]) + "*"]
     roots = [_quote(stem[:n]) for n in range(least, len(stem))]
     if len(stem) >= least:
         roots.append(_quote(stem) + "*")
+    verb = opened(word)
+    if verb:
+        words.append(_quote(verb) + "*")
+        roots.append(_quote(verb) + "*")
     return words, roots
+
+
+# Hangul syllables are composed: 0xAC00 + (initial * 21 + vowel) * 28 + final. A past tense fuses the
+# verb's last vowel with 었/았 into one syllable ending in ㅆ (final 20): 바꾸+었 -> 바꿨, 옮기+었 -> 옮겼,
+# 하+였 -> 했, 되+었 -> 됐. The vowel before the fusion, by the fused one (ㅏ and ㅓ absorb 아/어).
+_HANGUL_BASE, _SSANG_SIOS, _HIEUH, _IEUNG = 0xAC00, 20, 18, 11
+_VOWEL_BEFORE = {14: 13, 9: 8, 10: 11, 6: 20, 0: 0, 4: 4, 1: 1}  # ㅝ->ㅜ ㅘ->ㅗ ㅙ->ㅚ ㅕ->ㅣ ㅏ ㅓ ㅐ
+
+
+def opened(word: str) -> str | None:
+    """The verb stem inside a Korean past form (`바꿨어` -> 바꾸, `결정했다` -> 결정하), when it keeps at
+    least two syllables; None for any other word."""
+    for i, ch in enumerate(word[1:], 1):
+        code = ord(ch) - _HANGUL_BASE
+        if not 0 <= code < 11172 or code % 28 != _SSANG_SIOS:
+            continue
+        initial, vowel = divmod(code // 28, 21)
+        if initial == _IEUNG and vowel in (0, 4, 6):
+            # 았/었/였 written out (만들+었다): no fusion, the stem is what comes before it.
+            return word[:i] if i >= 2 else None
+        before = _VOWEL_BEFORE.get(vowel)
+        if before is None:
+            return None
+        if vowel == 1 and initial == _HIEUH:
+            before = 0  # 했 is 하 + 였
+        return word[:i] + chr(_HANGUL_BASE + (initial * 21 + before) * 28)
+    return None
 
 
 def _run_prefix(index: SearchIndex, p: Plan, limit: int, where: RowFilter | None,

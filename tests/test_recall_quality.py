@@ -26,6 +26,9 @@ ROOTS = {
     "en_creation": "Index creation\n\nIndex creation happens on first open.",
     "en_installer": "Windows packaging\n\nThe installer is built with WiX.",
     "ko_deploy": "배포 절차\n\n금요일에는 배포하지 않는다.",
+    "ko_switch": "캐시 교체\n\n캐시 서버를 레디스로 바꾸기로 결정.",
+    "ko_move": "문서 이전\n\n회의록을 노션으로 옮기는 중이다.",
+    "ko_wait": "승인 대기\n\n승인을 기다리는 동안 작업을 멈춘다.",
     "noise": "Lunch\n\nThe team had lunch at the noodle place on Friday.",
 }
 
@@ -39,6 +42,10 @@ PAIRS = [
     ("create the index", "en_creation"),  # creat vs creation
     ("install on windows", "en_installer"),
     ("배포했어요", "ko_deploy"),  # verb endings: 배포했어요 / 배포하지
+    # Contracted past forms: the verb's last syllable fused with 었 (바꾸+었 -> 바꿨, 옮기+었 -> 옮겼).
+    ("바꿨어", "ko_switch"),
+    ("옮겼다", "ko_move"),
+    ("기다렸어요", "ko_wait"),
 ]
 
 
