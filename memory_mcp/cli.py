@@ -61,6 +61,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="answer from the store as git held it at the end of that day (UTC)")
     x = sub.add_parser("reindex", parents=[common], help="rebuild the index from the files")
     x.add_argument("--verify", action="store_true", help="re-hash every file and report drift (exit 1 when found)")
+    x.add_argument("--vectors", action="store_true",
+                   help="compute the dense vectors memories lack (the semantic extra, $MEMORY_MCP_VECTORS)")
     d = sub.add_parser("digest", parents=[common], help="print the session digest")
     d.add_argument("--hook", action="store_true", help="print it as Claude Code SessionStart hook JSON")
     d.add_argument("--max-tokens", type=int, default=render.DIGEST_TOKENS, help="token budget of the digest")
@@ -191,6 +193,10 @@ def _recall(args: argparse.Namespace) -> int:
 
 
 def _reindex(args: argparse.Namespace) -> int:
+    if args.vectors:
+        with ProgressBar("vectors") as bar:
+            print(render.vectors(_store(args).embed_missing(progress=bar)))
+        return 0
     with ProgressBar("reindex") as bar:
         result = _store(args).reindex(verify=args.verify, progress=bar)
     print(render.reindex(result))

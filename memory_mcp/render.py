@@ -19,6 +19,8 @@ from .results import (
     ReindexResult,
     RememberResult,
     StatusResult,
+    VectorCoverage,
+    VectorsResult,
 )
 
 _P = ParamSpec("_P")
@@ -162,6 +164,7 @@ def status(r: StatusResult) -> str:
             lines += [f"  - {i}" for i in items]
     if r.distill_candidates:
         lines.append("  hint: distil related old episodes into one knowledge memory that supersedes them")
+    lines.append(vector_coverage(r.vectors))
     g = r.git
     lines.append(f"git: {g.get('branch')} @ {g.get('head')}" + (" (memory files changed)" if g.get("memory_files_dirty") else ""))
     return "\n".join(lines)
@@ -175,6 +178,18 @@ def reconcile(r: ReconcileReport) -> str:
     if r.promoted:
         parts.append(f"{len(r.promoted)} archived made active")
     return "reconciled: " + ", ".join(parts) + (f"; {r.aborted}" if r.aborted else "")
+
+
+def vectors(r: VectorsResult) -> str:
+    return (f"vectors ({r.model}): {r.embedded} embedded; {r.with_vectors} memories have one"
+            + (f", {r.without_vectors} still without" if r.without_vectors else ""))
+
+
+def vector_coverage(v: VectorCoverage) -> str:
+    if not v.model:
+        return f"vectors: {v.note}"
+    return f"vectors ({v.model}): {v.with_vectors} of {v.with_vectors + v.without_vectors} memories" + (
+        f"; {v.note}" if v.note else "")
 
 
 def reindex(r: ReindexResult) -> str:

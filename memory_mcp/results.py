@@ -183,6 +183,28 @@ class StatusResult:
     secrets: list[SecretFlag] = field(default_factory=list)
     # dictionary.md lines that look like entries but are indented, so are not read as entries.
     dictionary_skipped: list[str] = field(default_factory=list)
+    vectors: VectorCoverage = field(default_factory=lambda: VectorCoverage("", 0, 0))
+
+
+@dataclass
+class VectorCoverage:
+    """The optional dense signal in memory_status: its model ("" when off) and how many memories
+    have a vector; those without one are found by their words alone until they get one."""
+
+    model: str
+    with_vectors: int
+    without_vectors: int
+    note: str = ""
+
+
+@dataclass
+class VectorsResult:
+    """`memory-mcp reindex --vectors`: the missing vectors computed."""
+
+    model: str
+    embedded: int
+    with_vectors: int
+    without_vectors: int
 
 
 @dataclass

@@ -49,6 +49,11 @@ CREATE INDEX IF NOT EXISTS open_pairs_by_hi ON open_pairs(hi);
 -- The few rows the usual recall leaves out (not active, or withheld by feedback): its searches
 -- exclude them through this index instead of looking up every match's row (RowFilter.against).
 CREATE INDEX IF NOT EXISTS memories_hidden ON memories(rowid) WHERE {HIDDEN};
+-- The optional dense signal (vectors.py): one int8 vector per body and model, keyed by content so
+-- an unchanged memory is never embedded twice and a rebuild of the other tables keeps them.
+CREATE TABLE IF NOT EXISTS vectors (
+    content_key TEXT NOT NULL, model TEXT NOT NULL, vec BLOB NOT NULL, PRIMARY KEY (content_key, model)
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS usage (
     id TEXT PRIMARY KEY, recall_count INTEGER NOT NULL DEFAULT 0, last_recalled TEXT
 );

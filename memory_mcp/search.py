@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 
-from . import budget, conflicts, globs, lifecycle, query, ranking
+from . import budget, conflicts, globs, lifecycle, query, ranking, vectors
 from .errors import InvalidArgument
 from .index import Index
 from .model import MemoryType, State, enum_value
@@ -50,7 +50,9 @@ def run(index: Index, opts: Recall, where: RowFilter, mentioned: Sequence[str] =
         rows = [r for r in index.select(replace(where, with_paths=True)) if globs.matches_any(r.paths, opts.file)]
         scores = {r.rowid: 1.0 for r in rows}
     elif opts.query.strip():
-        scores = query.text_scores(index, opts.query, max(limit * 8, 64), where, mentioned)
+        pool = max(limit * 8, 64)
+        scores = vectors.dense_scores(index.conn, opts.query, query.text_scores(index, opts.query, pool, where, mentioned),
+                                      where, pool)
         rows = index.rows(scores)
     else:
         rows = index.select(where)

@@ -351,7 +351,8 @@ def _add_upkeep_tools(mcp: MCPServer, call: _Calls) -> None:
     @mcp.tool(title="Memory status", annotations=READ_ONLY)
     async def memory_status() -> Annotated[CallToolResult, StatusResult]:
         """Counts, index coverage, unindexed files with reasons, pending conflicts, memories due for
-        review, distillation candidates, withheld memories, git state."""
+        review, distillation candidates, withheld memories, git state, and `vectors`: the dense
+        model in use (the semantic extra) and how many memories have its vector."""
         r = await call(lambda s: s.status())
         return _answer(r, render.status(r))
 

