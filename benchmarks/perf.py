@@ -4,7 +4,8 @@
     python benchmarks/perf.py --sizes 1000,10000,100000 --watch both --out perf.json
 
 For each store size N it generates N memories of realistic length (six types, a few hundred
-entities, English with some Russian and Korean, some identifiers and paths), commits them, then
+entities, English with some Russian and Korean, some identifiers and paths) created over 25 months
+and filed as the server files them (month folders, a tenth in per-project folders), commits them, then
 measures, each next to a baseline taken in the same run so numbers compare across machines and loads:
 
 * cold start: spawn of `memory-mcp serve` to the answer of `tools/list`, against a minimal
@@ -46,6 +47,7 @@ from pathlib import Path
 from mcp import Client, StdioServerParameters
 
 from memory_mcp import conflicts, files
+from memory_mcp.layout import month_folder
 from memory_mcp.model import Memory, MemoryType, State, Trust, compose_body, slugify
 from memory_mcp.store import Store
 
@@ -117,6 +119,8 @@ KO_TEMPLATES = (
 )
 DAYS_RU = _words("понедельникам вторникам средам четвергам пятницам")
 DAYS_KO = _words("월요일 화요일 수요일 목요일 금요일")
+SPREAD_MONTHS = 25
+SPREAD_MINUTES = SPREAD_MONTHS * 30.44 * 24 * 60
 TYPE_WEIGHTS = {MemoryType.FACT: 30, MemoryType.PREFERENCE: 15, MemoryType.DECISION: 20,
                 MemoryType.EPISODE: 20, MemoryType.REFERENCE: 5, MemoryType.KNOWLEDGE: 10}
 
@@ -174,13 +178,14 @@ def generate_store(root: Path, n: int, seed: int = 7) -> Generated:
     rng = random.Random(seed)
     Store.open(root).close()
     start = datetime(2025, 1, 1, tzinfo=UTC)
+    step = SPREAD_MINUTES / n  # creation dates over SPREAD_MONTHS whatever n, so every size has month folders
     mem_dir = root / "memories"
     ids: list[str] = []
     paths: list[str] = []
     queries: list[str] = []
     types, weights = list(TYPE_WEIGHTS), list(TYPE_WEIGHTS.values())
     for i in range(n):
-        when = start + timedelta(minutes=37 * i)
+        when = start + timedelta(minutes=step * i)
         stamp = when.strftime("%Y-%m-%dT%H:%M:%SZ")
         lang, title, content = memory_text(rng)
         mem_id = _ulid(int(when.timestamp() * 1000), rng)
@@ -188,10 +193,11 @@ def generate_store(root: Path, n: int, seed: int = 7) -> Generated:
                      state=State.ACTIVE if rng.random() < 0.9 else State.ARCHIVED,
                      trust=rng.choice(list(Trust)), entities=rng.sample(ENTITIES, rng.randint(0, 4)),
                      source=f"session {when.date()}", created=stamp, updated=stamp)
-        # A tenth of a store lives in per-project folders, as people organise theirs.
-        folder = mem_dir / rng.choice(PARTS) if rng.random() < 0.1 else mem_dir
+        # A tenth of a store lives in per-project folders, as people organise theirs; the rest is
+        # where the server writes a new memory: the folder of its creation month.
+        folder = mem_dir / rng.choice(PARTS) if rng.random() < 0.1 else root / month_folder(root, stamp)
         path = folder / f"{slugify(title)}-{mem_id[:8]}.md"
-        path.parent.mkdir(exist_ok=True)
+        path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(files.serialize(mem), encoding="utf-8")
         ids.append(mem_id)
         paths.append(path.relative_to(root).as_posix())
