@@ -122,7 +122,7 @@ def main(argv: list[str] | None = None) -> int:
     if command == "hook":  # before anything that can fail: a hook never exits non-zero
         return installers.hook(args)
     try:
-        scopes.check_named_store(args.store, command)
+        scopes.check_named_store(args.store, command, getattr(args, "user_store", False))
         if command in commands.COMMANDS:
             return commands.COMMANDS[command](args, _scopes)
         return _COMMANDS[command](args)

@@ -168,8 +168,12 @@ def store_roots(payload: dict[str, Any], options: Options, create: bool = False)
     else:
         config = scopes.project_scopes(session_folder(payload))
         pairs = [(scopes.PROJECT, config.project), (scopes.USER, config.user)]
-    return {name: root for name, root in pairs if root is not None
-            and (is_store(root) or (create and name == scopes.PROJECT and options.store is None))}
+    found = {name: root for name, root in pairs if root is not None
+             and (is_store(root) or (create and name == scopes.PROJECT and options.store is None))}
+    for name, root in pairs:
+        if options.store is not None and root is not None and name not in found:
+            hookstate.log(f"no memory store at {root} (named on the hook's command line); it is skipped")
+    return found
 
 
 def open_scopes(roots: dict[str, Path]) -> Scopes:

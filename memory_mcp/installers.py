@@ -92,6 +92,8 @@ def install(where: Where, hook: bool = False) -> str:
     """Register the server for `where`, creating its store when missing; what was done, one line each."""
     scopes.ScopeConfig(where.store, where.user_store).check()
     done = ensure_store(where.store)
+    # The registration names the user store too; a server must not then refuse it as a typo.
+    done += ensure_store(where.user_store) if where.user_store is not None else []
     done += ignore_in_repo(where.store, where.project)
     if where.client == "claude-code":
         job = claude_code.Install(where.scope, where.store, where.project if where.scope == "project" else where.cwd,

@@ -90,19 +90,44 @@ def project_scopes(folder: Path) -> ScopeConfig:
     return ScopeConfig(project_store(folder), user_root())
 
 
-def check_named_store(store: Path | None, command: str) -> None:
-    """Refuse a store path a person named (--store, else $MEMORY_MCP_ROOT) that does not exist, for
-    every command but those that create stores: a typo must not quietly start an empty store."""
-    env = os.environ.get("MEMORY_MCP_ROOT")
-    named, by = (store, "--store") if store is not None else (Path(env) if env else None, "MEMORY_MCP_ROOT")
+def check_named_store(store: Path | None, command: str, user_option: str | bool | None = False) -> None:
+    """Refuse a store path a person named that does not exist (--store, else $MEMORY_MCP_ROOT; the
+    user store's --user-store PATH, else $MEMORY_MCP_USER_ROOT), for every command but those that
+    create stores: a typo must not quietly start an empty store. `user_option` is the command's
+    --user-store value (None: not given); False for a command that serves no user store."""
     if command in NO_NAMED_STORE and store is not None:
         raise InvalidArgument(f"`{command}` runs on a new temporary store only, so it never writes into a real "
                               "one; run it without --store.")
-    if named is None or command in CREATES_NAMED | NO_NAMED_STORE or named.expanduser().exists():
+    if command in CREATES_NAMED | NO_NAMED_STORE:
         return
-    shown = named.expanduser().resolve()
-    raise InvalidArgument(f"no memory store at {shown} (named by {by}); create it with "
-                          f"`memory-mcp init {shown}`, or name an existing store.")
+    for named, by in _named_stores(store, user_option):
+        if not named.expanduser().exists():
+            shown = named.expanduser().resolve()
+            raise InvalidArgument(f"no memory store at {shown} (named by {by}); create it with "
+                                  f"`memory-mcp init {shown}`, or name an existing store.")
+
+
+def _named_stores(store: Path | None, user_option: str | bool | None) -> list[tuple[Path, str]]:
+    """The store paths a person named, each with what named it."""
+    named: list[tuple[Path, str]] = []
+    env = os.environ.get("MEMORY_MCP_ROOT")
+    if store is not None or env:
+        named.append((store, "--store") if store is not None else (Path(str(env)), "MEMORY_MCP_ROOT"))
+    user_env = os.environ.get(USER_ROOT_ENV)
+    user: tuple[Path, str] | None = None
+    if isinstance(user_option, str):
+        user = (Path(user_option), "--user-store")
+    elif user_env and user_option is not False:
+        user = (Path(user_env), USER_ROOT_ENV)
+    # The default user store is created on its own even when spelled out: `install` writes its path
+    # into the client's registration, and the server must start on a fresh machine.
+    if user is not None and user[0].expanduser().resolve() != _default_user_root():
+        named.append(user)
+    return named
+
+
+def _default_user_root() -> Path:
+    return (Path.home() / ".memory-mcp" / "default").resolve()
 
 
 def user_root(path: Path | None = None) -> Path:
@@ -112,7 +137,7 @@ def user_root(path: Path | None = None) -> Path:
         return path.expanduser().resolve()
     env = os.environ.get(USER_ROOT_ENV)
     # Resolved like the project store is, or the same-folder check misses a HOME behind a symlink.
-    return (Path(env).expanduser() if env else Path.home() / ".memory-mcp" / "default").resolve()
+    return Path(env).expanduser().resolve() if env else _default_user_root()
 
 
 def configured_user_root(option: str | bool | None) -> Path | None:

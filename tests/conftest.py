@@ -110,6 +110,9 @@ def server_env(store: Path, home: Path, extra: dict[str, str] | None = None) -> 
         # `serve` refuses a store path a person named that does not exist (a typo must not start an
         # empty store); the tests name new paths, so the store is made first, as `install` would.
         init_store(store)
+    user = (extra or {}).get("MEMORY_MCP_USER_ROOT")
+    if user and not Path(user).exists():
+        init_store(Path(user))  # a named user store is refused the same way
     env = {"MEMORY_MCP_ROOT": str(store), "HOME": str(home), "PATH": os.environ["PATH"],
            "GIT_CONFIG_NOSYSTEM": "1"}
     env.update(extra or {})

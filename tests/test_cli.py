@@ -161,6 +161,35 @@ def test_a_mistyped_store_is_refused_not_created_empty(tmp_path: Path, command: 
     assert done.returncode == 0 and (missing / "memories").is_dir()
 
 
+@pytest.mark.parametrize("command", [["status"], ["recall", "x"], ["digest"], ["read", "x"], ["serve"]])
+def test_a_mistyped_user_store_is_refused_not_created_empty(tmp_path: Path, command: list[str]) -> None:
+    # `--user-store PATH` and $MEMORY_MCP_USER_ROOT with a path that did not exist made a new, empty
+    # user store there: the person's own memories looked gone, and a moved store came back empty.
+    store = tmp_path / "store"
+    assert run("init", str(store), home=tmp_path).returncode == 0
+    missing = tmp_path / "nonexistent" / "user"
+    for args, env in ((["--store", str(store), *command, "--user-store", str(missing)], None),
+                      (["--store", str(store), *command], {"MEMORY_MCP_USER_ROOT": str(missing)}),
+                      (["--store", str(store), *command, "--user-store"], {"MEMORY_MCP_USER_ROOT": str(missing)})):
+        done = subprocess.run([str(EXE), *args], capture_output=True, text=True, input="", timeout=60,
+                              env={"HOME": str(tmp_path), "PATH": os.environ["PATH"], **(env or {})})
+        assert done.returncode == 2 and done.stdout == "", done.stderr
+        assert str(missing) in done.stderr and f"memory-mcp init {missing}" in done.stderr
+        assert done.stderr.count("\n") == 1
+        assert not (tmp_path / "nonexistent").exists()
+
+
+def test_the_default_user_store_is_still_created_on_its_own(tmp_path: Path) -> None:
+    # Nobody named it (a bare --user-store, or the path install writes into a registration): it is made.
+    store = tmp_path / "store"
+    assert run("init", str(store), home=tmp_path).returncode == 0
+    default = tmp_path / ".memory-mcp" / "default"
+    for option in (["--user-store"], ["--user-store", str(default)]):
+        done = run("--store", str(store), "status", *option, home=tmp_path)
+        assert done.returncode == 0, done.stderr
+        assert (default / "memories").is_dir()
+
+
 # ------------------------------------------------------------------ the command line a person expects
 def test_version_and_every_subcommand_has_a_description_and_its_defaults(tmp_path: Path) -> None:
     from memory_mcp import __version__

@@ -77,6 +77,17 @@ def test_a_named_store_that_does_not_exist_is_refused_in_one_line(repo: tuple[Pa
     assert not missing.exists()
 
 
+def test_install_creates_the_user_store_it_names_so_the_server_it_registers_starts(repo: tuple[Path, Path]) -> None:
+    # A named user store that is missing is refused as a typo; the one install names is made by it.
+    project, home = repo
+    user = home / "mine"
+    done = run(project, home, "install", "cursor", "--store", str(project / ".memory"), "--user-store", str(user))
+    assert done.returncode == 0, done.stderr
+    assert f"created the memory store {user}" in done.stdout and (user / "memories").is_dir()
+    served = run(project, home, "--store", str(project / ".memory"), "status", "--user-store", str(user))
+    assert served.returncode == 0, served.stderr
+
+
 # ------------------------------------------------------------------ Claude Code installer defects
 def test_project_scope_from_a_subfolder_writes_mcp_json_at_the_git_root(repo: tuple[Path, Path]) -> None:
     project, home = repo
