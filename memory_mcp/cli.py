@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import memory_mcp
 
-from . import claude_code, commands, installers, render, scopes
+from . import claude_code, commands, globs, installers, render, scopes
 from .errors import StoreError
 from .launch import LEVELS, configure_logging
 from .options import Recall
@@ -59,6 +59,8 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--all", action="store_true", help="include archived and deprecated memories")
     r.add_argument("--as-of", default="", metavar="YYYY-MM-DD",
                    help="answer from the store as git held it at the end of that day (UTC)")
+    r.add_argument("--file", metavar="PATH", help="list the memories whose paths globs match this file "
+                   "(relative to this folder; globs are relative to its project's root); not with a query")
     x = sub.add_parser("reindex", parents=[common], help="rebuild the index from the files")
     x.add_argument("--verify", action="store_true", help="re-hash every file and report drift (exit 1 when found)")
     x.add_argument("--vectors", action="store_true",
@@ -186,8 +188,11 @@ def _status(args: argparse.Namespace) -> int:
 
 
 def _recall(args: argparse.Namespace) -> int:
+    # A path typed at a shell is relative to the shell's folder, and is about the project that holds it.
+    typed = (Path.cwd() / args.file).resolve() if args.file else None
+    file = globs.project_relative(str(typed), scopes.project_root(typed.parent)) if typed else ""
     opts = Recall(" ".join(args.query), limit=args.limit, include_archived=args.all, include_deprecated=args.all,
-                  as_of=args.as_of)
+                  as_of=args.as_of, file=file)
     print(render.recall(_scopes(args).recall(None, opts)))
     return 0
 

@@ -5,7 +5,9 @@ the session (GitPython, YAML, the credential rules) and its call reconciles, com
 records the recall: more than that budget at 10,000 memories. A read here is answered only when the
 index provably says what the files say (`reconcile.current`: the walk and stat gate a reconcile runs
 find nothing to do); otherwise it returns None and the caller takes the store's own path, which
-reconciles first. Nothing here writes: a hook's injection is not counted as a recall.
+reconciles first. Nothing here writes: a hook's injection is not counted as a recall. The index is
+read where the store's session keeps it (`layout.index_path`: the cache folder for a store this user
+cannot write).
 """
 
 from __future__ import annotations

@@ -6,6 +6,7 @@ these paths without loading the index, git or YAML at server start.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import time
@@ -36,8 +37,33 @@ def is_store(root: Path) -> bool:
 
 
 def index_path(root: Path) -> Path:
-    """The derived index file of the store at `root`."""
-    return root / DERIVED / INDEX_FILE
+    """The derived index file of the store at `root` (in the cache folder for a store this user
+    cannot write, where its session keeps it)."""
+    return derived_folder(root, root / ".git") / INDEX_FILE
+
+
+def derived_folder(root: Path, git_dir: Path) -> Path:
+    """Where the store's index lives: its `.derived/`, or the cache folder when this user cannot
+    write the store (`unwritable_part`)."""
+    return cache_folder(root) if unwritable_part(root, git_dir) else root / DERIVED
+
+
+def cache_folder(root: Path) -> Path:
+    """Where this user keeps the lock and index of a store they cannot write:
+    `$XDG_CACHE_HOME` (else ~/.cache)`/memory-mcp/stores/<name>-<hash8 of the store's path>`."""
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    digest = hashlib.sha256(str(root).encode("utf-8")).hexdigest()[:8]
+    return base / "memory-mcp" / "stores" / f"{root.name[:40] or 'root'}-{digest}"
+
+
+def unwritable_part(root: Path, git_dir: Path) -> str | None:
+    """The part of the store this user cannot write that a write needs (its folder, .git/ or
+    .derived/), or None when all can be written."""
+    derived = root / DERIVED
+    for part, shown in ((root, "its folder"), (git_dir, ".git/"), (derived, f"{DERIVED}/")):
+        if part.exists() and not os.access(part, os.W_OK):
+            return shown
+    return None
 
 
 def month_folder(root: Path, created: str | None, planned: Mapping[str, int] | None = None) -> str:

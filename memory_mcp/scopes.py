@@ -73,6 +73,12 @@ def project_root(folder: Path) -> Path:
     return git_root(folder) or folder.expanduser().resolve()
 
 
+def current_project() -> Path:
+    """The project a `file` argument is relative to: Claude Code's $CLAUDE_PROJECT_DIR, else the
+    project of the folder the process runs in."""
+    return project_root(Path(os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd()))
+
+
 def project_store(folder: Path) -> Path:
     """The store of the project holding `folder`: its `.memory/` when the project has one, else
     `<memory home>/projects/<name>-<hash8>`, the name so a person can tell which project it is, the

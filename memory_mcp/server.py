@@ -5,7 +5,6 @@ text rendering for the model, which reads `content`, not the structured copy.
 """
 
 import logging
-import os
 import threading
 from collections.abc import Callable
 from dataclasses import asdict
@@ -40,7 +39,7 @@ from .results import (
     ResolveResult,
     StatusResult,
 )
-from .scopes import ScopeConfig, Scopes, project_root
+from .scopes import ScopeConfig, Scopes, current_project
 from .toolargs import (
     ALWAYS_LOAD,
     DESTRUCTIVE,
@@ -177,12 +176,6 @@ class _Calls:
             raise ToolError(str(Internal(f"{type(e).__name__}: {e}"))) from None
 
 
-def _project_root() -> Path:
-    """The project a `file` argument is relative to: Claude Code's $CLAUDE_PROJECT_DIR, else the
-    git root of the folder the server runs in."""
-    return project_root(Path(os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd()))
-
-
 def _answer(result: Any, text: str) -> CallToolResult:
     """The tool result: a compact text for the model, the dataclass as structured content."""
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=asdict(result))
@@ -259,7 +252,7 @@ def _add_memory_tools(mcp: MCPServer, call: _Calls) -> None:
         "why" of a decision); why-questions prefer decisions."""
         opts = options.Recall(query=query, limit=limit, types=types, entities=entities, include_archived=include_archived,
                       include_deprecated=include_deprecated, max_tokens=max_tokens, diversity=diversity,
-                      min_score=min_score, file=globs.project_relative(file, _project_root()) if file else "",
+                      min_score=min_score, file=globs.project_relative(file, current_project()) if file else "",
                       as_of=as_of)
         r = await call(lambda s: s.recall(scope, opts))
         return _answer(r, render.recall(r))

@@ -10,7 +10,6 @@ from __future__ import annotations
 import errno
 import hashlib
 import logging
-import os
 import shutil
 import sqlite3
 import tempfile
@@ -24,7 +23,16 @@ from .dictionary import DICTIONARY, Dictionary
 from .errors import Busy, IndexRebuilt, InvalidStore, RepoBusy, Unwritable
 from .history import GitCommandError, HeadKeptMoving, History
 from .index import Index
-from .layout import DERIVED, INDEX_FILE, MEMORIES, TEMPLATE, default_root, is_store
+from .layout import (
+    DERIVED,
+    INDEX_FILE,
+    MEMORIES,
+    TEMPLATE,
+    cache_folder,
+    default_root,
+    is_store,
+    unwritable_part,
+)
 from .lock import LOCK_TIMEOUT_SECONDS, StoreLock
 from .options import Progress
 from .reconcile import reconcile
@@ -78,24 +86,6 @@ def open_root(root: Path | None, create: bool) -> Path:
         "run `memory-mcp init PATH` on a new folder, or point MEMORY_MCP_ROOT at a store.")
 
 
-def cache_folder(root: Path) -> Path:
-    """Where this user keeps the lock and index of a store they cannot write:
-    `$XDG_CACHE_HOME` (else ~/.cache)`/memory-mcp/stores/<name>-<hash8 of the store's path>`."""
-    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    digest = hashlib.sha256(str(root).encode("utf-8")).hexdigest()[:8]
-    return base / "memory-mcp" / "stores" / f"{root.name[:40] or 'root'}-{digest}"
-
-
-def _unwritable_part(root: Path, git_dir: Path) -> str | None:
-    """The part of the store this user cannot write that a write needs (its folder, .git/ or
-    .derived/), or None when all can be written."""
-    derived = root / DERIVED
-    for part, shown in ((root, "its folder"), (git_dir, ".git/"), (derived, f"{DERIVED}/")):
-        if part.exists() and not os.access(part, os.W_OK):
-            return shown
-    return None
-
-
 class Session:
     """The lock, the index and the reconcile state of one store in this process.
 
@@ -106,7 +96,7 @@ class Session:
     def __init__(self, root: Path, lock_timeout: float = LOCK_TIMEOUT_SECONDS) -> None:
         self.root = root
         self.history = History(root)
-        self.read_only = _unwritable_part(root, self.history.git_dir)
+        self.read_only = unwritable_part(root, self.history.git_dir)
         self.derived = cache_folder(root) if self.read_only else root / DERIVED
         if self.read_only:
             self.derived.mkdir(parents=True, exist_ok=True)

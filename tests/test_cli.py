@@ -190,6 +190,33 @@ def test_the_default_user_store_is_still_created_on_its_own(tmp_path: Path) -> N
         assert (default / "memories").is_dir()
 
 
+def test_recall_file_lists_the_memories_whose_paths_match_a_file_typed_at_the_shell(tmp_path: Path) -> None:
+    # The tool had `file` and the PreToolUse hook used it; a person at a shell could not ask the same.
+    project, store = tmp_path / "proj", tmp_path / "store"
+    (project / "src" / "billing").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    assert run("init", str(store), home=tmp_path).returncode == 0
+    s = ("--store", str(store))
+    done = run(*s, "remember", "Invoices are rounded per line, never on the total.", "--paths", "src/billing/**",
+               home=tmp_path)
+    assert done.returncode == 0, done.stderr
+    mid = re.search(r"\[([0-9A-Z]{26})\]", done.stdout).group(1)  # type: ignore[union-attr]
+    assert run(*s, "remember", "The docs build with mkdocs.", "--paths", "docs/**", home=tmp_path).returncode == 0
+
+    def recall(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([str(EXE), *s, "recall", *args], capture_output=True, text=True, cwd=cwd, timeout=60,
+                              env={"HOME": str(tmp_path), "PATH": os.environ["PATH"], "GIT_CONFIG_NOSYSTEM": "1"})
+
+    for cwd, file in ((project, "src/billing/invoice.py"), (project / "src", "billing/invoice.py"),
+                      (tmp_path, str(project / "src" / "billing" / "invoice.py"))):
+        found = recall(cwd, "--file", file)
+        assert found.returncode == 0, found.stderr
+        assert mid in found.stdout and "mkdocs" not in found.stdout, (cwd, file, found.stdout)
+    assert mid not in recall(project, "--file", "src/app.py").stdout
+    both = recall(project, "invoices", "--file", "src/billing/invoice.py")
+    assert both.returncode == 2 and "[invalid_argument]" in both.stderr
+
+
 # ------------------------------------------------------------------ the command line a person expects
 def test_version_and_every_subcommand_has_a_description_and_its_defaults(tmp_path: Path) -> None:
     from memory_mcp import __version__
