@@ -12,17 +12,20 @@ from typing import TYPE_CHECKING
 
 import memory_mcp
 
-from . import claude_code, commands, globs, installers, render, scopes
+# Only what the hook path needs is imported here: a hook is a new process on every prompt
+# (benchmarks/bench_hooks.py). The other commands import their modules when they run.
+from . import globs, render, scopes
 from .errors import StoreError
-from .launch import LEVELS, configure_logging
 from .options import Recall
-from .progress import ProgressBar
 
 if TYPE_CHECKING:
     from .store import Store
 
 
 def _parser() -> argparse.ArgumentParser:
+    from . import commands, installers
+    from .launch import LEVELS
+
     help_text = "store folder (default: $MEMORY_MCP_ROOT, else ~/.memory-mcp/default)"
     log_help = "what goes to stderr (default: $MEMORY_MCP_LOG_LEVEL, else info)"
     top = argparse.ArgumentParser(add_help=False)
@@ -118,11 +121,17 @@ def _user_store_option(parser: argparse.ArgumentParser) -> None:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `memory-mcp` console script. Exit codes: 0 done, 1 done with refusals or
     drift, 2 error."""
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["hook"]:  # the common form, parsed without the whole command set
+        return _hook(_hook_parser().parse_known_args(argv[1:])[0])
+    from . import commands
+    from .launch import configure_logging
+
     args = _parser().parse_args(argv)
     command = args.command or "serve"
     configure_logging(args.log_level or os.environ.get("MEMORY_MCP_LOG_LEVEL") or "info")
     if command == "hook":  # before anything that can fail: a hook never exits non-zero
-        return installers.hook(args)
+        return _hook(args)
     try:
         scopes.check_named_store(args.store, command, getattr(args, "user_store", False))
         if command in commands.COMMANDS:
@@ -135,6 +144,25 @@ def main(argv: list[str] | None = None) -> int:
         # `memory-mcp recall x | head`: the reader left; that is not an error worth a traceback.
         sys.stderr.close()
         return 0
+
+
+def _hook_parser() -> argparse.ArgumentParser:
+    """`memory-mcp hook EVENT [--store PATH] [--user-store [PATH]]`, as settings and the plugin call it."""
+    p = argparse.ArgumentParser(prog="memory-mcp hook")
+    p.add_argument("event")
+    p.add_argument("--store", type=Path, default=None)
+    _user_store_option(p)
+    return p
+
+
+def _hook(args: argparse.Namespace) -> int:
+    """`memory-mcp hook EVENT`: the hook module, with the stores the command line names (if any)."""
+    from .hooks import Options
+    from .hooks import main as run_hook
+
+    user = args.user_store
+    user_path = scopes.user_root() if user is True else (Path(str(user)) if user else None)
+    return run_hook(args.event, Options(args.store, user_path))
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -177,6 +205,8 @@ def _init(args: argparse.Namespace) -> int:
 
 
 def _digest(args: argparse.Namespace) -> int:
+    from . import claude_code
+
     text = render.digest(_scopes(args).digest(), args.max_tokens)
     print(claude_code.hook_payload(text) if args.hook else text)
     return 0
@@ -198,6 +228,8 @@ def _recall(args: argparse.Namespace) -> int:
 
 
 def _reindex(args: argparse.Namespace) -> int:
+    from .progress import ProgressBar
+
     if args.vectors:
         with ProgressBar("vectors") as bar:
             print(render.vectors(_store(args).embed_missing(progress=bar)))
@@ -218,6 +250,8 @@ def _watch(args: argparse.Namespace) -> int:
 
 def _sync(args: argparse.Namespace) -> int:
     store = _store(args)
+    from .progress import ProgressBar
+
     with ProgressBar("sync") as bar:
         print(store.sync(progress=bar).summary())
     return 0
@@ -228,6 +262,8 @@ def _import(args: argparse.Namespace) -> int:
     # Bytes: the text layer of stdin may turn bytes that are not UTF-8 into surrogates, which crash
     # later, after some memories were written; the store decodes them strictly.
     stdin = sys.stdin.buffer.read() if str(args.path) == "-" else None
+    from .progress import ProgressBar
+
     with ProgressBar("import") as bar:
         report = store.import_memories(args.kind, None if stdin is not None else args.path, stdin,
                                        keep_trust=args.keep_trust, progress=bar)
@@ -248,10 +284,16 @@ def _export(args: argparse.Namespace) -> int:
     return 1 if doc["not_exported"] else 0
 
 
+def _install(args: argparse.Namespace) -> int:
+    from . import installers
+
+    return installers.run(args)
+
+
 _COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "serve": _serve, "demo": _demo, "init": _init, "digest": _digest, "status": _status, "recall": _recall,
     "reindex": _reindex, "watch": _watch, "sync": _sync, "import": _import, "export": _export,
-    "install": installers.run, "uninstall": installers.run,
+    "install": _install, "uninstall": _install,
 }
 
 

@@ -2,12 +2,12 @@
 
 A hook is a new process on every prompt and must answer in about 250 ms. Opening the store imports
 the session (GitPython, YAML, the credential rules) and its call reconciles, commits hand edits and
-records the recall: more than that budget at 10,000 memories. A read here is answered only when the
-index provably says what the files say (`reconcile.current`: the walk and stat gate a reconcile runs
-find nothing to do); otherwise it returns None and the caller takes the store's own path, which
-reconciles first. Nothing here writes: a hook's injection is not counted as a recall. The index is
-read where the store's session keeps it (`layout.index_path`: the cache folder for a store this user
-cannot write).
+records the recall: more than that budget at 10,000 memories. A read here is answered only when no
+memory file was added, removed or renamed since the index's last walk (`reconcile.unchanged_since_walk`:
+one stat per folder, not per file; an edit in place reaches the next tool call instead); otherwise it
+returns None and the caller takes the store's own path, which reconciles first. Nothing here
+writes: a hook's injection is not counted as a recall. The index is read where the store's session
+keeps it (`layout.index_path`: the cache folder for a store this user cannot write).
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ def recall(roots: dict[str, Path], opts: Recall) -> list[Hit] | None:
             return None
         try:
             dictionary = Dictionary.load(root / DICTIONARY)
-            if not reconcile.current(root, index, dictionary):
+            if not reconcile.unchanged_since_walk(root, index, dictionary):
                 return None
             names, _ = dictionary.normalise_all(list(opts.entities))
             found, _ = search.run(index, replace(opts, limit=left), search.row_filter(opts, names))

@@ -308,12 +308,3 @@ def uninstall_claude_code(where: Where) -> str:
     done.append(f"removed {removed} memory-mcp hook(s) from {settings}" if removed
                 else f"no memory-mcp hooks in {settings}")
     return "\n".join(done)
-
-
-def hook(args: argparse.Namespace) -> int:
-    """`memory-mcp hook EVENT`: the hook module, with the stores the command line names (if any)."""
-    from .hooks import Options, main
-
-    user = args.user_store
-    user_path = scopes.user_root() if user is True else (Path(str(user)) if user else None)
-    return main(args.event, Options(args.store, user_path))

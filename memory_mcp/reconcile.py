@@ -276,23 +276,31 @@ def reconcile(root: Path, index: Index, dictionary: Dictionary, *, force: bool =
     return report
 
 
-def current(root: Path, index: Index, dictionary: Dictionary) -> bool:
-    """Whether a reconcile would find nothing to do: the same walk and stat gate, without reading a
-    file or writing the index. A read that holds no lock (a hook) checks this instead of reconciling."""
+def unchanged_since_walk(root: Path, index: Index, dictionary: Dictionary) -> bool:
+    """Whether no memory file was added, removed or renamed since the index's last full walk began,
+    and dictionary.md is the one indexed: every folder a walk reads (memories/ and those below it)
+    last changed before that walk started, by the racy margin. One stat per folder instead of one per
+    file, for a read that holds no lock and must answer within a hook's budget (glance.py).
+
+    A file edited in place changes no folder, so this does not see the edit; the next tool call's
+    reconcile does (docs/design-notes.md, "Hooks read without a walk")."""
     if index.get_meta("dictionary_version") != dictionary.version:
         return False
-    known = index.file_stats()
-    known.pop(DICTIONARY, None)  # its problem, if any, is recorded there; its version was compared above
-    last_start = int(index.get_meta("last_scan_start_ns") or 0)
-    gate = _Gate(known, last_start - RACY_MARGIN_NS)
-    seen, refused, aborted = _walk(root, gate=gate)
-    if aborted is not None or len(known) != len(gate.clean) + len(seen) + len(refused):
+    horizon = int(index.get_meta("last_scan_start_ns") or 0) - RACY_MARGIN_NS
+    top = os.path.join(root, MEMORIES)
+    if os.path.islink(top):
         return False
-    for item in seen:
-        prev = known.get(item.rel)
-        if _duplicate(prev) or not _stat_clean(prev, item.mtime_ns, item.size, last_start):
-            return False
-    return all(r.path in known for r in refused)
+    stack = [top]
+    while stack:
+        folder = stack.pop()
+        try:
+            if os.stat(folder, follow_symlinks=False).st_mtime_ns >= horizon:
+                return False
+            with os.scandir(folder) as entries:
+                stack += [e.path for e in entries if not _skipped(e.name) and e.is_dir(follow_symlinks=False)]
+        except OSError:
+            return False  # missing or unreadable: the store's own read says what is wrong
+    return True
 
 
 def _duplicate(prev: tuple[FileStat, str | None] | None) -> bool:

@@ -128,10 +128,11 @@ def test_plugin_hooks_choose_the_project_and_user_stores_without_flags(env: dict
 
 # ------------------------------------------------------------------ the prompt hook's read path
 def settled(root: Path) -> None:
-    """Make a store's index current the way time does: files older than the last walk's start by more
-    than the racy margin (set back a minute here, rather than waiting), then one walk (a CLI call)."""
+    """Make a store's index current the way time does: files and folders older than the last walk's
+    start by more than the racy margin (set back a minute here, rather than waiting), then one walk
+    (a CLI call)."""
     past = time.time() - 60
-    for path in (root / "memories").rglob("*.md"):
+    for path in [*(root / "memories").rglob("*"), root / "memories"]:
         os.utime(path, (past, past))
     Store.open(root).close()
     subprocess.run([str(EXE), "status", "--store", str(root)], capture_output=True, check=True)
@@ -173,7 +174,7 @@ def test_prompt_hook_sees_hand_edits_and_deletions_made_since_the_last_reconcile
     assert ids["feature-flags"] not in gone.stdout
 
 
-def test_index_is_current_only_when_a_reconcile_would_find_nothing(tmp_path: Path) -> None:
+def test_index_counts_as_unchanged_until_a_memory_file_is_added_removed_or_renamed(tmp_path: Path) -> None:
     from memory_mcp import reconcile
     from memory_mcp.dictionary import DICTIONARY, Dictionary
     from memory_mcp.index import Index
@@ -183,36 +184,30 @@ def test_index_is_current_only_when_a_reconcile_would_find_nothing(tmp_path: Pat
     eval_store(root)
     settled(root)
 
-    def current() -> bool:
+    def unchanged() -> bool:
         index = Index.open_existing(index_path(root))
         assert index is not None
         try:
-            return reconcile.current(root, index, Dictionary.load(root / DICTIONARY))
+            return reconcile.unchanged_since_walk(root, index, Dictionary.load(root / DICTIONARY))
         finally:
             index.close()
 
-    assert current()
-    (root / "memories" / "notes.txt").write_text("not a memory")  # not walked: still current
-    (root / "memories" / ".hidden.md").write_text("hidden")
-    assert current()
-    new = root / "memories" / "new.md"
-    new.write_text("---\ntitle: New\n---\nA new note.\n")
-    assert not current()
-    new.unlink()
-    assert current()
+    assert unchanged()
     victim = next(p for p in sorted((root / "memories").rglob("*.md")) if not p.name.startswith("."))
-    old = victim.stat()
-    victim.write_bytes(victim.read_bytes() + b" ")  # same mtime set back below: the size tells
-    os.utime(victim, ns=(old.st_atime_ns, old.st_mtime_ns))
-    assert not current()
-    settled(root)
-    assert current()
-    victim.unlink()
-    assert not current()
-    settled(root)
+    victim.write_bytes(victim.read_bytes() + b" more")
+    assert unchanged()  # an edit in place changes no folder: the next tool call's reconcile sees it
+    folder = victim.parent
+    for change in (lambda: (folder / "new.md").write_text("---\ntitle: New\n---\nA new note.\n"),
+                   lambda: (folder / "new.md").rename(folder / "renamed.md"),
+                   lambda: (folder / "renamed.md").unlink(),
+                   lambda: (root / "memories" / "2020").mkdir()):
+        change()
+        assert not unchanged()
+        settled(root)
+        assert unchanged()
     with open(root / DICTIONARY, "a") as f:
         f.write("- billing: the billing service\n")
-    assert not current()
+    assert not unchanged()
     (root / ".derived" / "index.sqlite3").unlink()
     assert Index.open_existing(index_path(root)) is None
 
