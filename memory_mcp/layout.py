@@ -48,12 +48,16 @@ def derived_folder(root: Path, git_dir: Path) -> Path:
     return cache_folder(root) if unwritable_part(root, git_dir) else root / DERIVED
 
 
+def cache_home() -> Path:
+    """This user's cache folder for memory-mcp: `$XDG_CACHE_HOME` (else ~/.cache)`/memory-mcp`."""
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "memory-mcp"
+
+
 def cache_folder(root: Path) -> Path:
     """Where this user keeps the lock and index of a store they cannot write:
-    `$XDG_CACHE_HOME` (else ~/.cache)`/memory-mcp/stores/<name>-<hash8 of the store's path>`."""
-    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    `cache_home()/stores/<name>-<hash8 of the store's path>`."""
     digest = hashlib.sha256(str(root).encode("utf-8")).hexdigest()[:8]
-    return base / "memory-mcp" / "stores" / f"{root.name[:40] or 'root'}-{digest}"
+    return cache_home() / "stores" / f"{root.name[:40] or 'root'}-{digest}"
 
 
 def unwritable_part(root: Path, git_dir: Path) -> str | None:

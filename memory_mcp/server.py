@@ -24,9 +24,10 @@ from mcp.server.mcpserver import (
 )
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent
+from mcp.types import Tool as MCPTool
 from pydantic import BaseModel, Field, PrivateAttr, ValidationError
 
-from . import globs, options, render
+from . import globs, options, render, toolcache
 from .errors import Declined, Internal, InvalidArgument, StoreError, UnknownTool
 from .model import ForgetMode
 from .results import (
@@ -103,15 +104,29 @@ class _Server(MCPServer):
     schemas is most of what start-up costs beyond a bare server, and `initialize` does not need them."""
 
     tools_ready: threading.Event | None = None
+    tools_thread: threading.Thread | None = None  # started at once, or (with a kept list) when first needed
+    tools_kept: list[MCPTool] | None = None  # toolcache's copy, answered until the tools are registered
 
     async def _wait_for_tools(self) -> None:
         ready = self.tools_ready
         if ready is not None and not ready.is_set():
+            self._register_tools()
             await anyio.to_thread.run_sync(ready.wait)
 
+    def _register_tools(self) -> None:
+        if self.tools_thread is not None and self.tools_thread.ident is None:
+            self.tools_thread.start()
+
     async def list_tools(self):  # type: ignore[no-untyped-def]
+        if self.tools_ready is not None and not self.tools_ready.is_set() and self.tools_kept is not None:
+            self._register_tools()  # after `initialize` was answered, which it would have slowed
+            return self.tools_kept
         await self._wait_for_tools()
-        return await super().list_tools()
+        tools = await super().list_tools()
+        if self.tools_ready is not None and self.tools_kept is None:
+            self.tools_kept = tools
+            toolcache.save(tools)
+        return tools
 
     async def call_tool(self, name, arguments, context=None):  # type: ignore[no-untyped-def]
         await self._wait_for_tools()
@@ -204,10 +219,13 @@ def build_server(root: Path | None = None, user_root: Path | None = None,
 
     if tools_in_background:
         mcp.tools_ready = threading.Event()
+        mcp.tools_kept = toolcache.load()
         # Not a daemon: when stdin closes at once (a client that gives up, `serve < /dev/null`) the
         # interpreter must wait for the thread before it finalises; a daemon thread still building
         # the schemas then aborted the process (SIGABRT, exit -6, seen in CI).
-        threading.Thread(target=add_tools, name="memory-mcp tools").start()
+        mcp.tools_thread = threading.Thread(target=add_tools, name="memory-mcp tools")
+        if mcp.tools_kept is None:
+            mcp.tools_thread.start()
     else:
         add_tools()
     return mcp

@@ -23,7 +23,7 @@ LAYERS: dict[str, set[str]] = {
             "store", "glance", "embedding"},
     # thin: parse, call the facade, render
     "adapters": {"server", "cli", "render", "progress", "claude_code", "demo", "httpserve", "httpguard", "toolargs", "hooks",
-                 "installers", "hookstate", "hooks_automemory", "plugin", "launch", "commands", "__init__", "__main__"},
+                 "installers", "hookstate", "hooks_automemory", "plugin", "launch", "commands", "toolcache", "__init__", "__main__"},
 }
 # What each layer may import besides itself.
 ALLOWED: dict[str, set[str]] = {
