@@ -35,6 +35,7 @@ DUPLICATE_ID = "duplicate id"
 # File timestamps come from the kernel's coarse clock and some file systems keep whole seconds, so a
 # file modified up to this long before the previous scan began is still treated as racily clean.
 RACY_MARGIN_NS = 2_000_000_000
+WALKED_FOLDERS = "walked_folders"  # index meta: the folders the last full walk listed, one a line
 _TEMP_SUFFIXES = (".tmp", ".swp", ".swx", "~", ".bak", ".orig")
 _HARD_LINK = "hard link: not indexed (the same file has another name, which may be outside the store)"
 _NOT_UTF8 = "name is not UTF-8 (shown with \\x escapes): not indexed; rename it"
@@ -92,11 +93,12 @@ def walkable(rel: str) -> bool:
             and not any(part in ("", "..") or _skipped(part) for part in parts[1:]))
 
 
-def _walk(root: Path, start: str | None = None, gate: _Gate | None = None
-          ) -> tuple[list[_Seen], list[Unindexed], str | None]:
+def _walk(root: Path, start: str | None = None, gate: _Gate | None = None,
+          folders: list[str] | None = None) -> tuple[list[_Seen], list[Unindexed], str | None]:
     """Every candidate memory file under memories/ (or under `start`, a folder inside it), the
     links refused, and an abort reason. With a `gate`, the files it passes are left out of the
-    candidates and named in `gate.clean`.
+    candidates and named in `gate.clean`. `folders`, when given, gets each folder listed
+    (store-relative).
 
     Plain strings rather than pathlib, and the least work per name: this runs on every tool call
     over every file, and is measured against `find` over the same tree (benchmarks/perf.py)."""
@@ -111,6 +113,8 @@ def _walk(root: Path, start: str | None = None, gate: _Gate | None = None
     clean = gate.clean if gate else []
     while stack:
         folder = stack.pop()
+        if folders is not None:
+            folders.append(folder[prefix:].replace(os.sep, "/"))
         try:
             entries = list(os.scandir(folder))
         except FileNotFoundError:
@@ -245,10 +249,11 @@ def reconcile(root: Path, index: Index, dictionary: Dictionary, *, force: bool =
         return report  # the watcher saw nothing: no file to look at, nothing to write
     last_start = int(index.get_meta("last_scan_start_ns") or 0)
     gate: _Gate | None = None
+    folders: list[str] = []
     if walk:
         known = index.file_stats()
         gate = None if force or changed else _Gate(known, last_start - RACY_MARGIN_NS)
-        seen, refused, aborted = _walk(root, gate=gate)
+        seen, refused, aborted = _walk(root, gate=gate, folders=folders)
     else:
         # The other copy of a file refused for a duplicate id may be what changed: look again.
         duplicates = [p for p, e in index.errors() if e.startswith(DUPLICATE_ID)]
@@ -268,6 +273,7 @@ def reconcile(root: Path, index: Index, dictionary: Dictionary, *, force: bool =
             if walk:
                 # Only a walk looked at every file, so only a walk moves the racily-clean horizon.
                 index.set_meta("last_scan_start_ns", str(started))
+                index.set_meta(WALKED_FOLDERS, "\n".join(folders))  # what `unchanged_since_walk` stats
         if dictionary_changed:
             _dictionary_problem(index, report, dictionary.problem)
         index.set_meta("dictionary_version", dictionary.version)
@@ -278,26 +284,23 @@ def reconcile(root: Path, index: Index, dictionary: Dictionary, *, force: bool =
 
 def unchanged_since_walk(root: Path, index: Index, dictionary: Dictionary) -> bool:
     """Whether no memory file was added, removed or renamed since the index's last full walk began,
-    and dictionary.md is the one indexed: every folder a walk reads (memories/ and those below it)
-    last changed before that walk started, by the racy margin. One stat per folder instead of one per
-    file, for a read that holds no lock and must answer within a hook's budget (glance.py).
+    and dictionary.md is the one indexed: every folder that walk listed (memories/ and those below
+    it) last changed before it started, by the racy margin. One stat per folder instead of a listing
+    and a stat per file, for a read that holds no lock and must answer within a hook's budget.
 
     A file edited in place changes no folder, so this does not see the edit; the next tool call's
-    reconcile does (docs/design-notes.md, "Hooks read without a walk")."""
+    reconcile does (docs/design-notes.md, "Plugin and hooks")."""
     if index.get_meta("dictionary_version") != dictionary.version:
         return False
     horizon = int(index.get_meta("last_scan_start_ns") or 0) - RACY_MARGIN_NS
-    top = os.path.join(root, MEMORIES)
-    if os.path.islink(top):
-        return False
-    stack = [top]
-    while stack:
-        folder = stack.pop()
+    folders = index.get_meta(WALKED_FOLDERS)
+    if not folders:
+        return False  # an index walked before folders were recorded: one store read records them
+    for folder in folders.split("\n"):
+        # A new or removed folder changes its parent, which the last walk listed: one stat each suffices.
         try:
-            if os.stat(folder, follow_symlinks=False).st_mtime_ns >= horizon:
+            if os.stat(os.path.join(root, folder), follow_symlinks=False).st_mtime_ns >= horizon:
                 return False
-            with os.scandir(folder) as entries:
-                stack += [e.path for e in entries if not _skipped(e.name) and e.is_dir(follow_symlinks=False)]
         except OSError:
             return False  # missing or unreadable: the store's own read says what is wrong
     return True
