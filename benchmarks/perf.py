@@ -46,7 +46,8 @@ from pathlib import Path
 
 from mcp import Client, StdioServerParameters
 
-from memory_mcp import conflicts, files
+from memory_mcp import conflicts, files, query
+from memory_mcp.index import Index
 from memory_mcp.layout import month_folder
 from memory_mcp.model import Memory, MemoryType, State, Trust, compose_body, slugify
 from memory_mcp.store import Store
@@ -339,6 +340,7 @@ class Result:
     recall_stdio: Stat | None = None
     search_inprocess: Stat | None = None
     conflict_gate_inprocess: Stat | None = None
+    conflict_gate_unbounded: Stat | None = None
     remember_stdio: Stat | None = None
     commit_inprocess: Stat | None = None
     reindex_files_per_s: float = 0.0
@@ -409,19 +411,30 @@ async def stdio_figures(gen: Generated, res: Result, watch: str | None, reps: Re
         res.server_peak_rss_mb = _children_rss_kb("serve") / 1024
 
 
-def conflict_gate(store: Store, repeat: int) -> Stat:
-    """The conflict gate remember runs on a new memory (planner query of its title and excerpt,
-    plus every memory sharing an entity), on generated memories that are not written."""
-    rng = random.Random(3)
-    index = store.index()
+def unbounded_gate(index: Index, subject: conflicts.Subject) -> list[conflicts.Neighbour]:
+    """The gate as it was before its candidate search was bounded (1d8730e), kept only as the
+    baseline: a planner query of 32 over the whole store plus every memory sharing an entity."""
+    rowids = set(query.text_scores(index, f"{subject.title} {subject.excerpt}", 32))
+    names = list(dict.fromkeys(e.lower() for e in subject.entities))
+    if names:
+        rowids.update(r for (r,) in index.conn.execute(
+            f"SELECT memory_rowid FROM entities WHERE entity IN ({','.join('?' * len(names))})", names))
+    return conflicts.weigh(index, subject, rowids)
 
-    def one() -> None:
-        _, title, content = memory_text(rng)
-        body = compose_body(content, title)
-        derived = Memory(id="0" * 26, body=body)
-        conflicts.neighbours(index, conflicts.Subject(derived.id, derived.title, derived.excerpt,
-                                                      rng.sample(ENTITIES, 2), None, []))
-    return timed(one, repeat)
+
+def conflict_gate(store: Store, repeat: int) -> tuple[Stat, Stat]:
+    """The conflict gate remember runs on a new memory, on generated memories that are not written:
+    the bounded gate and, on the same subjects in the same run, the unbounded one it replaced."""
+    index = store.index()
+    def run(gate: Callable[[Index, conflicts.Subject], object]) -> Stat:
+        rng = random.Random(3)
+
+        def one() -> None:
+            _, title, content = memory_text(rng)
+            derived = Memory(id="0" * 26, body=compose_body(content, title))
+            gate(index, conflicts.Subject(derived.id, derived.title, derived.excerpt, rng.sample(ENTITIES, 2), None, []))
+        return timed(one, repeat)
+    return run(conflicts.neighbours), run(unbounded_gate)
 
 
 def noop_with_watcher(root: Path, repeat: int) -> Stat:
@@ -464,7 +477,7 @@ def inprocess_figures(gen: Generated, res: Result, reps: Reps) -> None:
     res.noop_inprocess_watcher = noop_with_watcher(root, reps.noops)
     qs = iter(gen.queries * 4)
     res.search_inprocess = timed(lambda: store.search(next(qs)), reps.queries)
-    res.conflict_gate_inprocess = conflict_gate(store, reps.writes)
+    res.conflict_gate_inprocess, res.conflict_gate_unbounded = conflict_gate(store, reps.writes)
     rng = random.Random(5)
     scratch = [f"memories/bench-commit-{k}.md" for k in range(reps.writes)]
     counter = iter(range(reps.writes))
@@ -508,6 +521,7 @@ TARGETS = {
     "no-op call in-process, watcher p50 / p95 (ms)": "<= 2 (also 100k)",
     "recall p50 / p95 stdio (ms)": "<= 15 / 40 (100k: 60 p50)",
     "remember p50 / p95 stdio (ms)": "<= 60 p50",
+    "conflict gate in-process p50 / p95 (ms)": "<= 5 p50 (also 100k)",
     "full reindex (files/s)": ">= 3000",
     "server peak RSS (MB)": "<= 120",
 }
@@ -532,6 +546,7 @@ def rows(r: Result) -> list[tuple[str, str]]:
         ("search in-process p50 / p95 (ms)", pair(r.search_inprocess)),
         ("recall p50 / p95 stdio (ms)", pair(r.recall_stdio)),
         ("conflict gate in-process p50 / p95 (ms)", pair(r.conflict_gate_inprocess)),
+        ("  unbounded gate (1d8730e), same run (ms)", pair(r.conflict_gate_unbounded)),
         ("commit in-process p50 / p95 (ms)", pair(r.commit_inprocess)),
         ("remember p50 / p95 stdio (ms)", pair(r.remember_stdio)),
         ("full reindex (files/s)", f"{r.reindex_files_per_s:.0f}"),

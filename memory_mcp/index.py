@@ -11,7 +11,7 @@ import sqlite3
 from collections.abc import Iterable
 from pathlib import Path
 
-from . import pairs
+from . import pairs, termfreq
 from .model import Memory
 from .schema import (
     FTS_TABLES,
@@ -45,7 +45,6 @@ class Index:
         # done once, just before it commits (a reindex changes thousands).
         self._stale_pairs: set[str] = set()
         self._seen_version: int | None = None
-        self._vocab = False  # whether temp.fts_stem_vocab exists on this connection
 
     @classmethod
     def open(cls, path: Path) -> Index:
@@ -190,6 +189,7 @@ class Index:
         self.conn.execute("INSERT INTO fts_word(rowid, title, body, entities) VALUES (?,?,?,?)",
                           (rowid, title, body, ents_text))
         self.conn.execute("INSERT INTO fts_stem(rowid, title, body) VALUES (?,?,?)", (rowid, *derived.stems))
+        termfreq.add(self.conn, *derived.stems)
         self.conn.execute("INSERT INTO fts_tri(rowid, title, body, entities) VALUES (?,?,?,?)",
                           (rowid, title, body, ents_text))
         self.set_file(path, stat)
@@ -208,6 +208,7 @@ class Index:
     def _delete_rowid(self, rowid: int) -> None:
         (mem_id,) = self.conn.execute("SELECT id FROM memories WHERE rowid=?", (rowid,)).fetchone()
         pairs.unlink(self.conn, rowid)
+        termfreq.remove(self.conn, rowid)
         for name in FTS_TABLES:
             self.conn.execute(f"DELETE FROM {name} WHERE rowid=?", (rowid,))
         self.conn.execute("DELETE FROM entities WHERE memory_rowid=?", (rowid,))
@@ -232,7 +233,7 @@ class Index:
     def clear(self) -> None:
         """Drop every file and memory row (usage survives: it is keyed by memory id)."""
         self._forget_caches()
-        for name in ("entities", "memories", "files", "secret_flags", "conflict_links", "open_pairs"):
+        for name in ("entities", "memories", "files", "secret_flags", "conflict_links", "open_pairs", "term_df"):
             self.conn.execute(f"DELETE FROM {name}")
         # Deleting from an FTS5 table reads back every row to unindex it; recreating it is instant.
         for name in FTS_TABLES:
@@ -291,16 +292,16 @@ class Index:
         return [to_row(r) for r in self.conn.execute(
             f"SELECT {ROW_COLUMNS} FROM memories m WHERE m.content_key=?", (key,))]
 
-    def with_entities(self, entities: Iterable[str]) -> dict[int, set[str]]:
-        """rowid -> which of `entities` (lower-cased) the memory carries."""
-        names = [e.lower() for e in entities]
-        if not names:
-            return {}
-        marks = ",".join("?" * len(names))
-        out: dict[int, set[str]] = {}
-        for rowid, ent in self.conn.execute(
-                f"SELECT memory_rowid, entity FROM entities WHERE entity IN ({marks})", names):
-            out.setdefault(rowid, set()).add(ent)
+    def recent_with_entities(self, entities: Iterable[str], per_entity: int) -> list[int]:
+        """Rowids of the `per_entity` most recently indexed live memories (not deprecated, not
+        superseded) carrying each of `entities` (any case): read backwards along the entity's
+        index, so the cost does not grow with how many memories carry it."""
+        out: list[int] = []
+        for name in dict.fromkeys(e.lower() for e in entities):
+            out += (r for (r,) in self.conn.execute(
+                "SELECT e.memory_rowid FROM entities e JOIN memories m ON m.rowid = e.memory_rowid"
+                " WHERE e.entity = ? AND m.state != 'deprecated' AND coalesce(m.superseded_by, '') = ''"
+                " ORDER BY e.rowid DESC LIMIT ?", (name, per_entity)))
         return out
 
     def errors(self) -> list[tuple[str, str]]:
@@ -327,12 +328,7 @@ class Index:
 
     def doc_freq(self, terms: Iterable[str]) -> dict[str, int]:
         """term -> how many memories hold it in `fts_stem` (0 when none does)."""
-        if not self._vocab:
-            # A temp table: it reads the index's own FTS data, so nothing is stored or migrated.
-            self.conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.fts_stem_vocab USING fts5vocab(main, fts_stem, row)")
-            self._vocab = True
-        sql = "SELECT doc FROM temp.fts_stem_vocab WHERE term = ?"
-        return {t: (row[0] if (row := self.conn.execute(sql, (t,)).fetchone()) else 0) for t in dict.fromkeys(terms)}
+        return termfreq.doc_freq(self.conn, terms)
 
     def matches_any(self, table: str, match: str) -> bool:
         """Whether any memory matches the FTS5 expression `match` in `table`: it stops at the first

@@ -46,6 +46,8 @@ CREATE INDEX IF NOT EXISTS conflict_links_by_row ON conflict_links(memory_rowid)
 CREATE INDEX IF NOT EXISTS conflict_links_by_other ON conflict_links(other_id);
 CREATE TABLE IF NOT EXISTS open_pairs (lo TEXT NOT NULL, hi TEXT NOT NULL, PRIMARY KEY (lo, hi)) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS open_pairs_by_hi ON open_pairs(hi);
+-- How many memories hold each stemmed term (`termfreq`): the conflict gate's rarity weights.
+CREATE TABLE IF NOT EXISTS term_df (term TEXT PRIMARY KEY, doc INTEGER NOT NULL) WITHOUT ROWID;
 -- The few rows the usual recall leaves out (not active, or withheld by feedback): its searches
 -- exclude them through this index instead of looking up every match's row (RowFilter.against).
 CREATE INDEX IF NOT EXISTS memories_hidden ON memories(rowid) WHERE {HIDDEN};

@@ -114,3 +114,43 @@ def test_generated_compatible_notes_rarely_raise_a_conflict(tmp_path: Path, monk
         idx.close()
         sys.modules.pop("perf", None)
     assert raised <= n * 0.05, f"{raised} of {n} notes raised a conflict"
+
+
+def _note(idx: Index, i: int, text: str, entities: list[str]) -> Memory:
+    mem = Memory(id=f"M{i:025d}", body=compose_body(text, None), entities=entities, created=OLD, updated=OLD)
+    idx.upsert(f"{i}.md", mem, entities, FileStat(0, 0, ""))
+    return mem
+
+
+def test_a_restatement_behind_many_memories_of_its_entity_is_still_raised(tmp_path: Path) -> None:
+    """The gate reads only the most recent memories of an entity; an old memory it replaces is found
+    by its distinctive words instead of by reading every memory that shares the entity."""
+    idx = Index.open(tmp_path / "index.sqlite")
+    try:
+        with idx.transaction():
+            old = _note(idx, 0, "The heron ingest worker pool runs 4 workers on the batch host.", ["heron"])
+            for i in range(1, 3 * conflicts.ENTITY_LIMIT):
+                _note(idx, i, f"Heron release {i} notes: the changelog lists fixture number {i}.", ["heron"])
+        subject = conflicts.Subject("N" * 26, "Heron ingest workers", "The heron ingest worker pool now runs "
+                                    "16 workers on the batch host.", ["heron"], NEW, [])
+        assert [n.row.id for n in conflicts.neighbours(idx, subject)] == [old.id]
+        assert len(conflicts.candidates(idx, subject)) <= conflicts.ENTITY_LIMIT + conflicts.PROBE_LIMIT
+    finally:
+        idx.close()
+
+
+def test_term_counts_follow_the_rows_as_they_change(tmp_path: Path) -> None:
+    """The gate's rarity weights come from counts kept with the rows: a replaced or removed memory's
+    terms stop counting."""
+    idx = Index.open(tmp_path / "index.sqlite")
+    try:
+        with idx.transaction():
+            _note(idx, 0, "Kestrel caches live in redis.", [])
+            _note(idx, 1, "Kestrel queues live in kafka.", [])
+        assert idx.doc_freq(["kestrel", "redi", "kafka", "absent"]) == {"kestrel": 2, "redi": 1, "kafka": 1, "absent": 0}
+        with idx.transaction():
+            _note(idx, 0, "Kestrel caches live in memcached.", [])  # same path: replaces the row
+            idx.remove_path("1.md")
+        assert idx.doc_freq(["kestrel", "redi", "kafka"]) == {"kestrel": 1, "redi": 0, "kafka": 0}
+    finally:
+        idx.close()
