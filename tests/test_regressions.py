@@ -356,7 +356,9 @@ def test_memory_restored_after_a_person_reverted_its_commit_is_committed_again(s
     text = path.read_bytes()
     git(store, "-c", "user.name=P", "-c", "user.email=p@example.com", "revert", "--no-edit", "HEAD")
     assert s.recall("kestrel").results == []
-    path.write_bytes(text)  # the person changes their mind and puts the file back
+    # The person changes their mind and puts the file back (git took its month folder with it).
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(text)
     assert [h.id for h in s.recall("kestrel").results] == [r.id]
     assert memory_dirty(store) == ""
     assert r.path in git(store, "ls-tree", "-r", "--name-only", "HEAD")
