@@ -28,10 +28,11 @@ from .errors import BeforeHistory, InvalidArgument, ParseError
 from .history import Commit, History
 from .index import Index
 from .model import parse_iso
-from .reconcile import DUPLICATE_ID, walkable
+from .reconcile import DUPLICATE_ID
 from .results import Coverage, Hit
 from .schema import FileStat, Row
 from .secrets import scan
+from .walk import walkable
 
 FOLDER = "asof"
 KEEP = 4

@@ -16,11 +16,11 @@ from .errors import InvalidArgument, StoreError
 from .index import Index
 from .model import Memory, State, Trust, content_key
 from .options import Progress
-from .reconcile import walkable
 from .session import Session
 from .sources import Batch, Incoming
 from .transfer import DUPLICATE, ImportConflict, ImportReport, Skipped
 from .validate import check_entities, check_inputs, check_short, check_text
+from .walk import walkable
 
 
 def import_memories(session: Session, kind: str, path: Path | None = None, text: str | None = None,

@@ -10,23 +10,21 @@ What changed is reported so the store can commit the hand edits to git.
 from __future__ import annotations
 
 import hashlib
-import operator
 import os
-import stat as stat_mod
 import time
 from collections.abc import Callable, Collection
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .dictionary import DICTIONARY, Dictionary
 from .index import Index
-from .layout import MEMORIES
 from .model import State, body_sha, now_iso
 from .options import Progress
-from .paths import SYMLINK_REASON, shown
+from .paths import shown
 from .results import ReconcileReport
 from .schema import FileStat
+from .walk import Gate, Seen, Unindexed, gather, walk_tree
 
 if TYPE_CHECKING:
     from .bulkread import Prepared
@@ -36,192 +34,6 @@ DUPLICATE_ID = "duplicate id"
 # file modified up to this long before the previous scan began is still treated as racily clean.
 RACY_MARGIN_NS = 2_000_000_000
 WALKED_FOLDERS = "walked_folders"  # index meta: the folders the last full walk listed, one a line
-_TEMP_SUFFIXES = (".tmp", ".swp", ".swx", "~", ".bak", ".orig")
-_HARD_LINK = "hard link: not indexed (the same file has another name, which may be outside the store)"
-_NOT_UTF8 = "name is not UTF-8 (shown with \\x escapes): not indexed; rename it"
-_BY_REL = operator.attrgetter("rel")
-_FILE_TYPE = 0o170000  # the S_IFMT bits of st_mode
-
-
-@dataclass
-class Unindexed:
-    path: str
-    reason: str
-
-
-@dataclass(slots=True)
-class _Seen:
-    """A file a walk found. Two numbers, not the `stat_result`: a walk keeps one per file, and
-    10,000 stat results were 6 MB of a reindex's peak heap, a share that grows with the store."""
-
-    rel: str
-    abs: str
-    mtime_ns: int
-    size: int
-
-
-@dataclass(slots=True)
-class _Gate:
-    """The stat gate applied as a walk goes, for a reconcile that neither forces nor has watcher
-    paths: a file it passes is only named in `clean` (for the deletion sweep), not returned to be
-    looked at. A no-op call is then one stat and one dict lookup per file, as close to `find`
-    as Python gets."""
-
-    known: dict[str, tuple[FileStat, str | None]]
-    horizon: int  # files modified at or after this (ns) may be racily clean: not passed
-    clean: list[str] = field(default_factory=list)
-
-
-def _skipped(name: str) -> bool:
-    """Names no walk looks at: hidden files and folders, editor and backup leftovers."""
-    return name.startswith((".", "#")) or name.endswith(_TEMP_SUFFIXES)
-
-
-def _regular(rel: str, full: str, st: os.stat_result, seen: list[_Seen], refused: list[Unindexed]) -> None:
-    """A regular .md file found at `rel`: a candidate, unless another name shares it (a hard link)."""
-    if st.st_nlink > 1:
-        refused.append(Unindexed(rel, _HARD_LINK))
-    else:
-        seen.append(_Seen(rel, full, st.st_mtime_ns, st.st_size))
-
-
-def walkable(rel: str) -> bool:
-    """Whether a walk would index a file at store-relative `rel`: a `.md` under memories/ whose
-    every folder and name the walk looks at. A memory written anywhere else vanishes on reindex."""
-    parts = rel.split("/")
-    return (len(parts) > 1 and parts[0] == MEMORIES and rel.endswith(".md")
-            and not any(part in ("", "..") or _skipped(part) for part in parts[1:]))
-
-
-def _walk(root: Path, start: str | None = None, gate: _Gate | None = None,
-          folders: list[str] | None = None) -> tuple[list[_Seen], list[Unindexed], str | None]:
-    """Every candidate memory file under memories/ (or under `start`, a folder inside it), the
-    links refused, and an abort reason. With a `gate`, the files it passes are left out of the
-    candidates and named in `gate.clean`. `folders`, when given, gets each folder listed
-    (store-relative).
-
-    Plain strings rather than pathlib, and the least work per name: this runs on every tool call
-    over every file, and is measured against `find` over the same tree (benchmarks/perf.py)."""
-    seen: list[_Seen] = []
-    refused: list[Unindexed] = []
-    aborted: str | None = None
-    prefix = len(str(root)) + 1
-    if start is None and os.path.islink(os.path.join(root, MEMORIES)):
-        return seen, refused, f"the memories/ folder is a {SYMLINK_REASON}"
-    stack = [start or os.path.join(root, MEMORIES)]
-    known, horizon = (gate.known, gate.horizon) if gate else ({}, 0)
-    clean = gate.clean if gate else []
-    while stack:
-        folder = stack.pop()
-        if folders is not None:
-            folders.append(folder[prefix:].replace(os.sep, "/"))
-        try:
-            entries = list(os.scandir(folder))
-        except FileNotFoundError:
-            if folder[prefix:] == MEMORIES:
-                return seen, refused, "the memories/ folder is missing"
-            continue
-        except OSError as e:
-            # Keep walking: edits elsewhere must still be seen. Only the deletion sweep is unsafe now.
-            aborted = aborted or f"cannot read {folder[prefix:]}: {e.strerror}"
-            continue
-        # Folders with a name that is not UTF-8 are refused below, so every name under this one is
-        # shown as it is once its own name is (os.sep is / wherever a walk runs on POSIX).
-        base = folder[prefix:].replace(os.sep, "/") + "/"
-        for entry in entries:
-            name = entry.name
-            if name[0] in ".#":
-                continue
-            if entry.is_dir(follow_symlinks=False):
-                if name.endswith(_TEMP_SUFFIXES):
-                    continue
-                if name.isascii() or shown(name) == name:
-                    stack.append(entry.path)
-                else:
-                    refused.append(Unindexed(shown(base + name), _NOT_UTF8))
-                continue
-            if not name.endswith(".md"):  # which no editor leftover (_TEMP_SUFFIXES) does
-                continue
-            if not name.isascii() and shown(name) != name:
-                refused.append(Unindexed(shown(base + name), _NOT_UTF8))
-                continue
-            try:
-                st = entry.stat(follow_symlinks=False)
-            except FileNotFoundError:
-                continue
-            mode, rel = st.st_mode, base + name
-            if mode & _FILE_TYPE == stat_mod.S_IFREG and st.st_nlink == 1:
-                mtime, prev = st.st_mtime_ns, known.get(rel)
-                # FileStat by position (mtime_ns, size): this line runs once per file on every call.
-                if prev is not None and mtime < horizon and prev[1] is None and prev[0][0] == mtime \
-                        and prev[0][1] == st.st_size:
-                    clean.append(rel)
-                else:
-                    seen.append(_Seen(rel, entry.path, mtime, st.st_size))
-            elif stat_mod.S_ISLNK(mode):
-                refused.append(Unindexed(rel, SYMLINK_REASON))
-            elif stat_mod.S_ISREG(mode):
-                refused.append(Unindexed(rel, _HARD_LINK))
-    seen.sort(key=_BY_REL)
-    return seen, refused, aborted
-
-
-def _gather(root: Path, paths: Collection[str]) -> tuple[list[_Seen], list[Unindexed], str | None, list[str]]:
-    """What a walk would find at `paths` (store-relative; a folder stands for all below it), and
-    which of them were folders.
-
-    Paths outside memories/, under a skipped name, or below a link or a non-folder are nothing a
-    walk would reach, so they count as absent."""
-    found: list[_Seen] = []
-    refused: list[Unindexed] = []
-    aborted: str | None = None
-    folders: list[str] = []
-    for rel in sorted(set(paths)):
-        parts = rel.split("/")
-        if shown(rel) != rel:
-            if os.path.lexists(os.path.join(root, *parts)):
-                refused.append(Unindexed(shown(rel), _NOT_UTF8))
-            continue
-        if parts[0] != MEMORIES or any(_skipped(p) for p in parts[1:]) or not _plain_folders(root, parts[:-1]):
-            continue
-        full = os.path.join(root, *parts)
-        try:
-            st = os.lstat(full)
-        except FileNotFoundError:
-            continue
-        except OSError as e:
-            aborted = aborted or f"cannot read {rel}: {e.strerror}"
-            continue
-        if stat_mod.S_ISDIR(st.st_mode):
-            folders.append(rel)
-            below, links, why = _walk(root, full)
-            found += below
-            refused += links
-            aborted = aborted or why
-        elif not rel.endswith(".md") or len(parts) < 2:
-            continue
-        elif stat_mod.S_ISLNK(st.st_mode):
-            refused.append(Unindexed(rel, SYMLINK_REASON))
-        elif stat_mod.S_ISREG(st.st_mode):
-            _regular(rel, full, st, found, refused)
-    seen = {s.rel: s for s in found}  # a file and its folder may both have been named
-    return sorted(seen.values(), key=lambda s: s.rel), refused, aborted, folders
-
-
-def _plain_folders(root: Path, parts: list[str]) -> bool:
-    """Whether each of these nested path parts is a real folder (the walk follows no links)."""
-    path = str(root)
-    for part in parts:
-        path = os.path.join(path, part)
-        try:
-            if not stat_mod.S_ISDIR(os.lstat(path).st_mode):
-                return False
-        except OSError:
-            return False
-    return True
-
-
-"""Called with (files done, files in all) while a reconcile walks the store."""
 Tracked = Callable[[list[str]], set[str]]
 """Which of these paths git tracks: the committed file of two with one id is the memory, the other the copy."""
 
@@ -248,16 +60,16 @@ def reconcile(root: Path, index: Index, dictionary: Dictionary, *, force: bool =
     if not walk and not changed:
         return report  # the watcher saw nothing: no file to look at, nothing to write
     last_start = int(index.get_meta("last_scan_start_ns") or 0)
-    gate: _Gate | None = None
+    gate: Gate | None = None
     folders: list[str] = []
     if walk:
         known = index.file_stats()
-        gate = None if force or changed else _Gate(known, last_start - RACY_MARGIN_NS)
-        seen, refused, aborted = _walk(root, gate=gate, folders=folders)
+        gate = None if force or changed else Gate(known, last_start - RACY_MARGIN_NS)
+        seen, refused, aborted = walk_tree(root, gate=gate, folders=folders)
     else:
         # The other copy of a file refused for a duplicate id may be what changed: look again.
         duplicates = [p for p, e in index.errors() if e.startswith(DUPLICATE_ID)]
-        seen, refused, aborted, report.folders = _gather(root, [*changed, *duplicates])
+        seen, refused, aborted, report.folders = gather(root, [*changed, *duplicates])
         known = index.file_stats_under([shown(p) for p in (*changed, *duplicates)])
     clean = gate.clean if gate else []
     report.scanned, report.aborted, report.walked = len(seen) + len(clean), aborted, walk
@@ -317,12 +129,12 @@ def _stat_clean(prev: tuple[FileStat, str | None] | None, mtime: int, size: int,
     return bool(prev and prev[0].mtime_ns == mtime and prev[0].size == size and mtime + RACY_MARGIN_NS < last_start)
 
 
-def _check_files(root: Path, index: Index, dictionary: Dictionary, report: ReconcileReport, seen: list[_Seen],
+def _check_files(root: Path, index: Index, dictionary: Dictionary, report: ReconcileReport, seen: list[Seen],
                  known: dict[str, tuple[FileStat, str | None]], changed: set[str], force: bool, last_start: int,
                  progress: Progress | None, tracked: Tracked | None = None) -> None:
     """Stat gate, then hash and parse the candidate files (in worker processes when there are many:
     `bulkread`); index what changed."""
-    todo: list[tuple[_Seen, tuple[FileStat, str | None] | None, bool]] = []
+    todo: list[tuple[Seen, tuple[FileStat, str | None] | None, bool]] = []
     for item in seen:
         prev = known.get(item.rel)
         # A path the watcher saw change is hashed whatever its stat says (`touch -d` can restore it).
@@ -352,7 +164,7 @@ def _check_files(root: Path, index: Index, dictionary: Dictionary, report: Recon
         progress(len(seen), len(seen))  # the walk is done: a bar (or a client) sees it complete
 
 
-def _missing(known: dict[str, tuple[FileStat, str | None]], clean: list[str], seen: list[_Seen],
+def _missing(known: dict[str, tuple[FileStat, str | None]], clean: list[str], seen: list[Seen],
              refused: list[Unindexed]) -> bool:
     """Whether some file the index knows was not found now (each path is found once at most): only
     then is there anything to sweep."""
