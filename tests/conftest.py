@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import inspect
 import os
+import pty
 import socket
 import subprocess
 import sys
@@ -266,3 +267,24 @@ def start_watch(store: Path, home: Path) -> tuple[subprocess.Popen[str], list[st
         assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
         time.sleep(0.05)
     return proc, lines
+
+
+def run_on_terminal(args: list[str], env: dict[str, str], timeout: float) -> tuple[subprocess.CompletedProcess[str], bytes]:
+    """Run a command with its stderr on a pseudo-terminal, as a person at a shell sees it: the
+    finished process (stdout captured) and every byte it drew on the terminal."""
+    leader, follower = pty.openpty()
+    try:
+        done = subprocess.run(args, stdout=subprocess.PIPE, stderr=follower, env=env, timeout=timeout, text=True)
+        os.close(follower)
+        drawn = b""
+        while True:
+            try:
+                chunk = os.read(leader, 4096)
+            except OSError:  # the terminal's other end is closed: everything was read
+                break
+            if not chunk:
+                break
+            drawn += chunk
+    finally:
+        os.close(leader)
+    return done, drawn

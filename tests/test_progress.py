@@ -4,13 +4,12 @@ them; `memory-mcp reindex` draws a bar on a terminal and nothing when its output
 from __future__ import annotations
 
 import os
-import pty
 import subprocess
 from pathlib import Path
 
 import anyio
 import pytest
-from conftest import EXE, fm_file, open_server
+from conftest import EXE, fm_file, open_server, run_on_terminal
 
 from memory_mcp.store import Store
 
@@ -49,22 +48,7 @@ async def test_reindex_progress_reaches_the_total_for_a_client_that_asks(big: Pa
 
 def test_cli_reindex_draws_a_bar_on_a_terminal_only(big: Path) -> None:
     env = {"HOME": str(big.parent), "PATH": os.environ["PATH"], "GIT_CONFIG_NOSYSTEM": "1"}
-    leader, follower = pty.openpty()
-    try:
-        done = subprocess.run([str(EXE), "reindex", "--store", str(big)], stdout=subprocess.PIPE, stderr=follower,
-                              env=env, timeout=60, text=True)
-        os.close(follower)
-        drawn = b""
-        while True:
-            try:
-                chunk = os.read(leader, 4096)
-            except OSError:  # the terminal's other end is closed: everything was read
-                break
-            if not chunk:
-                break
-            drawn += chunk
-    finally:
-        os.close(leader)
+    done, drawn = run_on_terminal([str(EXE), "reindex", "--store", str(big)], env, timeout=60)
     assert done.returncode == 0 and f"rebuild: {FILES} memories indexed" in done.stdout
     assert b"reindex [" in drawn and f"{FILES}/{FILES}".encode() in drawn
     piped = subprocess.run([str(EXE), "reindex", "--store", str(big)], capture_output=True, text=True, env=env,

@@ -7,13 +7,12 @@ The tests that need a model use the real one when its package is installed (CI i
 from __future__ import annotations
 
 import os
-import pty
 import subprocess
 from pathlib import Path
 
 import anyio
 import pytest
-from conftest import EXE, fm_file, open_server
+from conftest import EXE, fm_file, open_server, run_on_terminal
 from mcp import StdioServerParameters
 from mcp.client import Client
 
@@ -102,22 +101,8 @@ def test_cli_reindex_vectors_draws_progress_on_a_terminal(tmp_path: Path) -> Non
     root = Store.open(tmp_path / "store").root
     for n in range(20):
         fm_file(root, f"note-{n:03}.md", f"# Note {n}\n\nThe grebe pipeline step {n} runs after step {n - 1}.\n")
-    leader, follower = pty.openpty()
-    try:
-        done = subprocess.run([str(EXE), "reindex", "--vectors", "--store", str(root)], stdout=subprocess.PIPE,
-                              stderr=follower, env=_env(root, MEMORY_MCP_VECTORS="use"), timeout=300, text=True)
-        os.close(follower)
-        drawn = b""
-        while True:
-            try:
-                chunk = os.read(leader, 4096)
-            except OSError:  # the terminal's other end is closed: everything was read
-                break
-            if not chunk:
-                break
-            drawn += chunk
-    finally:
-        os.close(leader)
+    done, drawn = run_on_terminal([str(EXE), "reindex", "--vectors", "--store", str(root)],
+                                  _env(root, MEMORY_MCP_VECTORS="use"), timeout=300)
     assert done.returncode == 0, done.stdout
     assert "20 embedded; 20 memories have one" in done.stdout
     assert b"vectors [" in drawn and b"20/20" in drawn
