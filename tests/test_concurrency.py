@@ -33,7 +33,7 @@ def test_concurrent_processes_each_write_one_file_and_one_commit(tmp_path: Path)
     assert all(p.returncode == 0 for p in procs), [err[-500:] for _, err in outs]
     ids = [line for out, _ in outs for line in out.split()]
     assert len(ids) == 24 and len(set(ids)) == 24
-    assert len(list((root / "memories").glob("*.md"))) == 24
+    assert len(list((root / "memories").rglob("*.md"))) == 24
     log = subprocess.run(["git", "-C", str(root), "log", "--format=%s"], capture_output=True, text=True).stdout
     assert sum(line.startswith("remember:") for line in log.splitlines()) == 24
     fsck = subprocess.run(["git", "-C", str(root), "fsck", "--no-progress"], capture_output=True, text=True)
@@ -62,7 +62,7 @@ for i in range(rounds):
     if i % 3 == 2:
         old = mine[i // 2]
         old.write_text(old.read_text() + f"Edited by hand in round {i}.\\n")
-        written = sorted(p for p in (store / "memories").glob("*.md"))
+        written = sorted(p for p in (store / "memories").rglob("*.md"))
         if written:
             target = written[i % len(written)]
             target.write_text(target.read_text() + f"\\nA person added this line in round {i}.\\n")

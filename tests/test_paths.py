@@ -47,4 +47,4 @@ async def test_bad_paths_and_file_with_query_are_refused_and_nothing_is_written(
         assert "invalid_argument" in error and "paths" in error
         error = await s.error("memory_recall", query="build", file="src/a.py")
         assert "invalid_argument" in error and "query or file" in error
-        assert list((store / "memories").glob("*.md")) == []
+        assert list((store / "memories").rglob("*.md")) == []

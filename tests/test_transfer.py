@@ -38,7 +38,7 @@ def by_source(store: Store) -> dict[str, dict]:
 
 
 def files_of(store: Store) -> dict[str, str]:
-    return {p.relative_to(store.root).as_posix(): p.read_text() for p in (store.root / "memories").glob("*.md")}
+    return {p.relative_to(store.root).as_posix(): p.read_text() for p in (store.root / "memories").rglob("*.md")}
 
 
 def test_claude_code_folder_is_imported_with_mapped_types_and_one_commit(tmp_path: Path) -> None:
