@@ -115,11 +115,11 @@ class History(RemoteOps):
         return env
 
     def _git_locks(self) -> list[Path]:
-        """The lock files a commit takes: the index, our scratch index, HEAD, the branch's ref and
-        packed-refs."""
+        """The lock files a commit takes: the index, our scratch index and the copy of the person's
+        index it stages into (`gitlocks.holding_index`), HEAD, the branch's ref and packed-refs."""
         git_dir, common = self.git_dir, Path(self.repo.common_dir)
-        locks = [git_dir / "index.lock", git_dir / f"{SCRATCH_INDEX}.lock", git_dir / "HEAD.lock",
-                 common / "packed-refs.lock"]
+        locks = [git_dir / "index.lock", git_dir / f"{SCRATCH_INDEX}.lock", git_dir / f"{gitlocks.STAGE_INDEX}.lock",
+                 git_dir / "HEAD.lock", common / "packed-refs.lock"]
         if not self.repo.head.is_detached:
             locks.append(common / f"{self.repo.head.ref.path}.lock")
         return locks

@@ -110,11 +110,14 @@ async def test_sigkill_mid_writes_repeatedly_leaves_a_consistent_store(tmp_path:
     assert index_tables(store / ".derived" / "index.sqlite3") == rebuilt_tables(store, tmp_path)
 
 
-@pytest.mark.parametrize("name", ["index.lock", "memory-mcp.index.lock", "HEAD.lock"])
+@pytest.mark.parametrize("name", ["index.lock", "memory-mcp.index.lock", "memory-mcp.stage-index.lock",
+                                  "HEAD.lock"])
 def test_stale_git_index_lock_from_a_killed_process_does_not_block_the_next_one(tmp_path: Path, name: str) -> None:
     """A fresh lock (a commit killed a moment ago) with no git process alive in the store is removed
     at once: waiting for it to grow old would fail every write meanwhile. memory-mcp.index.lock is the
-    lock of the scratch index the commit path builds trees in: a kill there once blocked every write."""
+    lock of the scratch index the commit path builds trees in: a kill there once blocked every write;
+    memory-mcp.stage-index.lock that of the copy of the person's index a commit stages into, which the
+    list of stale locks had left out (a kill mid-`git add` made every later call store_busy)."""
     store = make_store(tmp_path / "store")
     lock = store / ".git" / name
     lock.write_text("")
