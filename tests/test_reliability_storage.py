@@ -156,11 +156,15 @@ async def test_read_only_memories_folder_gives_a_clear_error_and_no_file(tmp_pat
     store = tmp_path / "store"
     async with open_server(store) as s:
         m = await s.call("memory_remember", content="The curlew importer is idempotent.")
-    (store / "memories").chmod(0o555)
+    # Every folder, month folders included: new memories go to memories/YYYY/MM/.
+    folders = [store / "memories", *(p for p in (store / "memories").rglob("*") if p.is_dir())]
+    for folder in folders:
+        folder.chmod(0o555)
     try:
         out = run_driver(READ_ONLY_MEMORIES, store, unprivileged, tmp_path)
     finally:
-        (store / "memories").chmod(0o755)
+        for folder in folders:
+            folder.chmod(0o755)
     is_error, text = out["remember"]
     assert is_error and "[store_unwritable]" in text and "Permission denied" in text, text
     assert out["recall"] == [False, [m["id"]]]  # reading still works
