@@ -1,6 +1,7 @@
 """The command-line commands that change or read one memory: `remember`, `update`, `forget`,
-`resolve`, `read`; and `reorganize`, which moves a flat store's files into month folders. Each builds the options object the matching tool builds and calls the same
-facade (through `scopes.Scopes`, so an id finds its store as it does for the tools).
+`resolve`, `read`; `conflicts`, which lists the open pairs and settles them in bulk; and `reorganize`,
+which moves a flat store's files into month folders. Each builds the options object the matching tool
+builds and calls the same facade (through `scopes.Scopes`, so an id finds its store as it does for the tools).
 
 The frontmatter options come from `model.settable`, as the tool parameters do: a field declared
 settable in `model.Memory` gets its option here with no code."""
@@ -13,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from . import options, render
-from .model import Decision, FieldSpec, ForgetMode, Tool, Trust, settable
+from .model import BulkDecision, Decision, FieldSpec, ForgetMode, Tool, Trust, settable
 from .scopes import PROJECT, USER, Scopes
 
 Opener = Callable[[argparse.Namespace], Scopes]
@@ -21,6 +22,7 @@ Adder = Callable[[argparse.ArgumentParser], None]
 # A person typing a memory at the command line is stating it; an agent's tool call defaults to inferred.
 CLI_TRUST = Trust.USER_STATED.value
 REORGANIZE_SHOWN = 20
+PAIRS_SHOWN = 50
 
 
 def add_parsers(sub: Any, common: argparse.ArgumentParser, user_store_option: Adder) -> None:
@@ -49,9 +51,19 @@ def add_parsers(sub: Any, common: argparse.ArgumentParser, user_store_option: Ad
     s.add_argument("other_id", help="the other memory of the pair")
     s.add_argument("decision", choices=[d.value for d in Decision],
                    help="supersede: id replaces other_id, which is archived; keep_both: never raised again")
+    c = sub.add_parser("conflicts", parents=[common], help="list the open conflict pairs, or settle them in bulk "
+                       "(a dry run without --yes)")
+    c.add_argument("--commit", help="only pairs on a memory this commit wrote (an import's: its report names it)")
+    c.add_argument("--id", help="only pairs on this memory")
+    c.add_argument("--limit", type=int, default=PAIRS_SHOWN, help=f"pairs shown (default {PAIRS_SHOWN})")
+    c.add_argument("--offset", type=int, default=0, help="pairs skipped before the first shown")
+    c.add_argument("--resolve", choices=[d.value for d in BulkDecision], dest="decision",
+                   help="settle every selected pair: keep_both (never raised again) or newer (the newer "
+                        "memory of each pair supersedes the older), as one commit")
+    c.add_argument("--yes", action="store_true", help="with --resolve: do it (without it, a dry run)")
     d = sub.add_parser("read", parents=[common], help="a whole memory with its supersede chain and history (memory_read)")
     d.add_argument("memory", help="its id, or its path (memories/name.md)")
-    for parser in (u, f, s, d):
+    for parser in (u, f, s, d, c):
         user_store_option(parser)
     o = sub.add_parser("reorganize", parents=[common], help="move a flat store's memories into month folders "
                        "(memories/YYYY/MM/; a dry run without --yes)")
@@ -128,6 +140,35 @@ def read(args: argparse.Namespace, open_scopes: Opener) -> int:
     return 0
 
 
+def conflicts(args: argparse.Namespace, open_scopes: Opener) -> int:
+    store = open_scopes(args).store()
+    opts = options.Conflicts(commit=args.commit, id=args.id, limit=args.limit, offset=args.offset,
+                             decision=args.decision, apply=args.yes)
+    if args.decision is None:
+        page = store.conflicts(opts)
+        print(f"{render.count(page.total, 'open conflict pair', 'open conflict pairs')}"
+              + (f"; showing {page.offset + 1}-{page.offset + len(page.pairs)}" if page.total > len(page.pairs) else ""))
+        for p in page.pairs:
+            print("  " + render.pair(p))
+        rest = page.total - page.offset - len(page.pairs)
+        if rest > 0:
+            print(f"... and {rest} more (--offset {page.offset + len(page.pairs)})")
+        return 0
+    result = store.resolve_all(opts)
+    verb = "settled" if result.applied else "would settle"
+    print(f"{verb} {render.count(len(result.settled), 'pair', 'pairs')} with {result.decision}"
+          + (f" (commit {result.commit[:12]})" if result.commit else ""))
+    for p in result.settled[:args.limit]:
+        print("  " + render.pair(p))
+    if len(result.settled) > args.limit:
+        print(f"... and {len(result.settled) - args.limit} more")
+    for note in result.notes:
+        print(f"note: {note}")
+    if result.settled and not result.applied:
+        print("Run it again with --yes to settle them, as one commit (`git revert` undoes it).")
+    return 0
+
+
 def reorganize(args: argparse.Namespace, open_scopes: Opener) -> int:
     result = open_scopes(args).store().reorganize(apply=args.yes)
     verb = "moved" if result.applied else "would move"
@@ -147,5 +188,5 @@ def reorganize(args: argparse.Namespace, open_scopes: Opener) -> int:
 
 COMMANDS: dict[str, Callable[[argparse.Namespace, Opener], int]] = {
     "remember": remember, "update": update, "forget": forget, "resolve": resolve, "read": read,
-    "reorganize": reorganize,
+    "reorganize": reorganize, "conflicts": conflicts,
 }

@@ -358,6 +358,17 @@ class History(RemoteOps):
         line = out.strip()
         return Commit(*line.split("\x1f", 2)) if line.count("\x1f") == 2 else None
 
+    def memory_ids(self, rev: str) -> list[str] | None:
+        """The memories commit `rev` wrote (the Memory-Id trailers every memory-mcp commit carries), or
+        None when the store has no such commit."""
+        if rev.startswith("-"):  # an option, not a revision
+            return None
+        sha = self._git("rev-parse", "-q", "--verify", f"{rev}^{{commit}}", check=False).strip()
+        if not sha:
+            return None
+        out = self._git("log", "-1", "--format=%(trailers:key=Memory-Id,valueonly,separator=%x00)", sha)
+        return [v.strip() for v in out.split("\0") if v.strip()]
+
     def files_at(self, commit: str, under: str = MEMORIES) -> list[tuple[str, bytes]]:
         """Every regular file below `under` as `commit` holds it, (path, bytes) in path order, read
         without a checkout: one `ls-tree` and one `cat-file --batch` for all of them. Names that are

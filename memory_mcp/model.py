@@ -49,6 +49,14 @@ class Decision(StrEnum):
     KEEP_BOTH = "keep_both"
 
 
+class BulkDecision(StrEnum):
+    """How `memory-mcp conflicts --resolve` settles every pair it selects: keep_both as memory_resolve's,
+    or newer, a supersede whose direction the dates give (a bulk call cannot name each winner)."""
+
+    KEEP_BOTH = "keep_both"
+    NEWER = "newer"
+
+
 ULID_RE = re.compile(r"^[0-9A-HJKMNP-TV-Z]{26}$")
 # Files without an id get an id derived from their path, so they can be read and recalled.
 PROVISIONAL_RE = re.compile(r"^P[0-9A-F]{16}$")

@@ -77,6 +77,23 @@ class Resolve:
 
 
 @dataclass(frozen=True)
+class Conflicts:
+    """`memory-mcp conflicts`: which open pairs to list (a page of them) or settle all at once.
+
+    `commit` keeps the pairs on a memory that commit wrote (an import's, say: its report names the
+    commit); `id` the pairs on one memory. With `decision`, `apply` settles every selected pair
+    (keep_both, or newer: the newer memory of each pair supersedes the older); without `apply`,
+    the same call is a dry run that lists what it would settle."""
+
+    commit: str | None = None
+    id: str | None = None
+    limit: int = 50
+    offset: int = 0
+    decision: str | None = None
+    apply: bool = False
+
+
+@dataclass(frozen=True)
 class Feedback:
     """memory_feedback: whether a recalled memory helped."""
 

@@ -13,6 +13,7 @@ from .results import (
     Coverage,
     ForgetResult,
     Hit,
+    PendingConflict,
     ReadResult,
     RecallResult,
     ReconcileReport,
@@ -143,6 +144,19 @@ def _committed(committed: bool) -> str:
 
 
 @_printable
+def pair(p: PendingConflict) -> str:
+    """One open conflict pair on one line."""
+    return f"[{p.id}] {p.title} <> [{p.other_id}] {p.other_title}"
+
+
+def _pending_heading(shown: int, total: int) -> str:
+    if total <= shown:
+        return "pending conflicts"
+    return (f"pending conflicts ({shown} of {total}, {total - shown} more: `memory-mcp conflicts` lists them all "
+            "and settles them in bulk)")
+
+
+@_printable
 def status(r: StatusResult) -> str:
     c = r.counts
     by_state = ", ".join(f"{k} {v}" for k, v in sorted(c.get("by_state", {}).items())) or "empty"
@@ -150,7 +164,8 @@ def status(r: StatusResult) -> str:
     sections = [
         ("unindexed files", [f"{u.path}: {u.reason}" for u in r.unindexed]),
         ("files without an id", [f"{p.path}: {p.detail}" for p in r.provisional]),
-        ("pending conflicts", [f"[{p.id}] {p.title} <> [{p.other_id}] {p.other_title}" for p in r.pending_conflicts]),
+        (_pending_heading(len(r.pending_conflicts), r.pending_conflicts_total),
+         [pair(p) for p in r.pending_conflicts]),
         ("due for review", [f"[{x.id}] {x.title} ({x.detail})" for x in r.review_due]),
         ("distillation candidates", [f"[{x.id}] {x.title}" for x in r.distill_candidates]),
         ("withheld (misleading)", [f"[{x.id}] {x.title} ({x.detail})" for x in r.withheld]),

@@ -152,6 +152,27 @@ class PendingConflict:
 
 
 @dataclass
+class ConflictPage:
+    """`memory-mcp conflicts`: the open pairs a filter selects, `total` of them, `pairs` from `offset`."""
+
+    total: int
+    offset: int
+    pairs: list[PendingConflict]
+
+
+@dataclass
+class BulkResolveResult:
+    """Every selected pair settled with one decision, as one commit (`applied` False: a dry run)."""
+
+    decision: str
+    applied: bool
+    settled: list[PendingConflict]
+    # How `newer` went where a chain was involved: a supersede moved to a chain's newest memory.
+    notes: list[str] = field(default_factory=list)
+    commit: str | None = None
+
+
+@dataclass
 class Listed:
     id: str
     path: str
@@ -184,6 +205,8 @@ class StatusResult:
     # dictionary.md lines that look like entries but are indented, so are not read as entries.
     dictionary_skipped: list[str] = field(default_factory=list)
     vectors: VectorCoverage = field(default_factory=lambda: VectorCoverage("", 0, 0))
+    # How many pairs are open in all: `pending_conflicts` lists the first LIST_LIMIT of them.
+    pending_conflicts_total: int = 0
 
 
 @dataclass

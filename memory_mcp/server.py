@@ -344,7 +344,8 @@ def _add_upkeep_tools(mcp: MCPServer, call: _Calls) -> None:
     @mcp.tool(title="Resolve a conflict", annotations=IDEMPOTENT_WRITE)
     async def memory_resolve(id: str, other_id: str, decision: DecisionArg) -> Annotated[CallToolResult, ResolveResult]:
         """Settle a pair raised by the conflict gate: `supersede` (id replaces other_id, which is
-        archived) or `keep_both` (both stay; the pair is never raised again)."""
+        archived) or `keep_both` (both stay; the pair is never raised again). Many pairs at once (an
+        import's) are for the person: `memory-mcp conflicts --resolve`."""
         r = await call(lambda s: s.owner(id).resolve(options.Resolve(id=id, other_id=other_id, decision=decision)))
         return _answer(r, r.message)
 
@@ -361,9 +362,10 @@ def _add_upkeep_tools(mcp: MCPServer, call: _Calls) -> None:
 
     @mcp.tool(title="Memory status", annotations=READ_ONLY)
     async def memory_status() -> Annotated[CallToolResult, StatusResult]:
-        """Counts, index coverage, unindexed files with reasons, pending conflicts, memories due for
-        review, distillation candidates, withheld memories, git state, and `vectors`: the dense
-        model in use (the semantic extra) and how many memories have its vector."""
+        """Counts, index coverage, unindexed files with reasons, pending conflicts (the first 20;
+        `pending_conflicts_total` counts them all), memories due for review, distillation
+        candidates, withheld memories, git state, and `vectors`: the dense model in use (the
+        semantic extra) and how many memories have its vector."""
         r = await call(lambda s: s.status())
         return _answer(r, render.status(r))
 

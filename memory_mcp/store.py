@@ -15,13 +15,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import access, embedding, importing, reads, upkeep, vectors, writes
+from . import access, embedding, importing, reads, settling, upkeep, vectors, writes
 from .dictionary import Dictionary
 from .files import atomic_write
 from .index import Index
 from .lock import LOCK_TIMEOUT_SECONDS
-from .options import Feedback, Forget, Progress, Recall, Remember, Resolve, Update, build
+from .options import Conflicts, Feedback, Forget, Progress, Recall, Remember, Resolve, Update, build
 from .results import (
+    BulkResolveResult,
+    ConflictPage,
     FeedbackResult,
     ForgetResult,
     Hit,
@@ -126,7 +128,12 @@ class Store:
 
     def resolve(self, *args: Any, **fields: Any) -> ResolveResult:
         """Settle a pair: `supersede` (id replaces other_id) or `keep_both` (never raised again)."""
-        return writes.resolve(self.session, build(Resolve, args, fields))
+        return settling.resolve(self.session, build(Resolve, args, fields))
+
+    def resolve_all(self, *args: Any, **fields: Any) -> BulkResolveResult:
+        """Settle every open pair a filter selects with one decision (keep_both or newer), as one
+        commit; a dry run unless `apply`."""
+        return settling.resolve_all(self.session, build(Conflicts, args, fields))
 
     def feedback(self, *args: Any, **fields: Any) -> FeedbackResult:
         """+0.1 when a memory helped, -0.2 when it misled; at -0.5 or below it is withheld from recall."""
@@ -142,6 +149,10 @@ class Store:
 
         For evaluation and tools that query in bulk; agents go through `recall`."""
         return reads.search_only(self.session, query, limit)
+
+    def conflicts(self, *args: Any, **fields: Any) -> ConflictPage:
+        """The open conflict pairs, all or those on one memory or one commit's memories, a page at a time."""
+        return settling.listed(self.session, build(Conflicts, args, fields))
 
     def read(self, id: str | None = None, path: str | None = None) -> ReadResult:
         """The whole memory: frontmatter, body, supersede chain both ways, git history."""

@@ -70,15 +70,28 @@ class ImportReport:
 
     def summary(self, limit: int = 20) -> str:
         """Counts first, then why things were refused and which pairs to settle."""
+        pairs = sum(len(c.conflicts_with) for c in self.conflicts)
         lines = [f"imported {len(self.imported)}, skipped {len(self.skipped)} (already there), "
-                 f"refused {len(self.refused)}, conflicts {len(self.conflicts)} from {self.kind} {self.source}"]
-        lines += [f"refused {r.origin}: {r.reason}" for r in self.refused[:limit]]
-        lines += [f"skipped {s.origin}: {s.reason}" for s in self.skipped[:limit] if s.reason != DUPLICATE]
-        lines += [f"conflict {c.id} ({c.origin}) with {', '.join(c.conflicts_with)}: settle with memory_resolve"
-                  for c in self.conflicts[:limit]]
+                 f"refused {len(self.refused)}, conflicts {len(self.conflicts)} ({pairs} pair"
+                 f"{'' if pairs == 1 else 's'} to settle) from {self.kind} {self.source}"]
+        lines += _first(limit, "refused", [f"refused {r.origin}: {r.reason}" for r in self.refused])
+        lines += _first(limit, "skipped", [f"skipped {s.origin}: {s.reason}" for s in self.skipped
+                                           if s.reason != DUPLICATE])
+        lines += _first(limit, "conflicts", [f"conflict {c.id} ({c.origin}) with {', '.join(c.conflicts_with)}"
+                                             for c in self.conflicts])
         if self.commit:
             lines.append(f"committed as {self.commit[:12]}")
+            if self.conflicts:
+                lines.append(f"settle the pairs one by one with memory_resolve, or all at once: "
+                             f"`memory-mcp conflicts --commit {self.commit[:12]} --resolve keep_both` "
+                             "(a dry run; add --yes to apply)")
         return "\n".join(lines)
+
+
+def _first(limit: int, what: str, lines: list[str]) -> list[str]:
+    """The first `limit` lines, and how many more there are."""
+    more = [f"... and {len(lines) - limit} more {what}"] if len(lines) > limit else []
+    return lines[:limit] + more
 
 
 DUPLICATE = "the same content is already in the store"

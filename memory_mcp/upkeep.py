@@ -66,13 +66,15 @@ def status(session: Session) -> StatusResult:
                     if ranking.withheld(r.feedback)]
         provisional = [Listed(r.id, r.path, r.title, "no id in the file: add `id: <ULID>` to its frontmatter, "
                               "or call memory_update on it to get one") for r in rows if r.provisional]
+        open_pairs = pending(index)
         return StatusResult(
             store=str(session.root), counts=counts, coverage=session.coverage(index),
             unindexed=[UnindexedFile(p, e) for p, e in index.errors()], provisional=provisional[:LIST_LIMIT],
-            pending_conflicts=pending(index)[:LIST_LIMIT], review_due=review[:LIST_LIMIT],
+            pending_conflicts=open_pairs[:LIST_LIMIT], review_due=review[:LIST_LIMIT],
             distill_candidates=distill[:10], withheld=withheld[:LIST_LIMIT], git=session.history.summary(),
             secrets=_secret_flags(session, index),
-            dictionary_skipped=session.dictionary.skipped[:LIST_LIMIT], vectors=vector_coverage(index))
+            dictionary_skipped=session.dictionary.skipped[:LIST_LIMIT], vectors=vector_coverage(index),
+            pending_conflicts_total=len(open_pairs))
 
 
 def vector_coverage(index: Index) -> VectorCoverage:

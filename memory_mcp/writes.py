@@ -1,5 +1,6 @@
-"""The use cases that write: remember, update, forget, resolve, feedback. Each checks its arguments
-before taking the lock, writes whole files, indexes them in one transaction and makes one commit."""
+"""The use cases that write: remember, update, forget, feedback (settling a pair is `settling`'s).
+Each checks its arguments before taking the lock, writes whole files, indexes them in one transaction
+and makes one commit."""
 
 from __future__ import annotations
 
@@ -9,10 +10,9 @@ from ulid import ULID
 
 from . import conflicts, lifecycle, ranking
 from .access import Loaded, load, new_path, write
-from .errors import ConfirmRequired, InvalidArgument, InvalidSupersede
+from .errors import ConfirmRequired, InvalidArgument
 from .index import Index
 from .model import (
-    Decision,
     ForgetMode,
     Memory,
     State,
@@ -24,9 +24,9 @@ from .model import (
     now_iso,
     settable,
 )
-from .options import Feedback, Forget, Remember, Resolve, Update
+from .options import Feedback, Forget, Remember, Update
 from .reads import superseded_by
-from .results import Conflict, FeedbackResult, ForgetResult, RememberResult, ResolveResult
+from .results import Conflict, FeedbackResult, ForgetResult, RememberResult
 from .session import Session
 from .validate import check_short, check_text, settable_values
 
@@ -147,35 +147,6 @@ def _purge(session: Session, index: Index, loaded: Loaded, opts: Forget) -> Forg
                                  f"reason: {opts.reason}" if opts.reason.strip() else "")
     return ForgetResult(id=mem.id, mode=ForgetMode.PURGE.value, state=None, purged=True,
                         message=f"deleted {loaded.rel}; `git log --all -- {loaded.rel}` still has it")
-
-
-def resolve(session: Session, opts: Resolve) -> ResolveResult:
-    """Settle a pair: `supersede` (id replaces other_id) or `keep_both` (never raised again)."""
-    if opts.decision not in tuple(Decision):
-        raise InvalidArgument(f"unknown decision '{opts.decision}': use supersede or keep_both.")
-    id, other_id = check_id(opts.id), check_id(opts.other_id)
-    with session.call(write=True) as index:
-        if id == other_id:
-            if opts.decision == Decision.SUPERSEDE:
-                raise InvalidSupersede(f"memory {id} cannot supersede itself.")
-            raise InvalidArgument("id and other_id are the same memory; a pair needs two.")
-        a, b = load(session, index, id), load(session, index, other_id)
-        now = now_iso()
-        if opts.decision == Decision.SUPERSEDE:
-            lifecycle.check_supersede(a.mem.id, b.mem, lambda i: superseded_by(index, i))
-            lifecycle.apply_supersede(a.mem, b.mem, now)
-            message = f"{other_id} is superseded by {id} and {b.mem.state.value}"
-        else:
-            for x, y in ((a.mem, b.mem), (b.mem, a.mem)):
-                if y.id in x.conflicts_with:
-                    x.conflicts_with.remove(y.id)
-                if y.id not in x.distinct_from:
-                    x.distinct_from.append(y.id)
-            message = f"{id} and {other_id} are kept as distinct memories; the pair will not be raised again"
-        write(session, index, [a, b])
-        session.history.commit_paths([a.rel, b.rel], f"resolve: {opts.decision} {a.mem.title} / {b.mem.title}",
-                                     [id, other_id])
-        return ResolveResult(id=id, other_id=other_id, decision=opts.decision, message=message)
 
 
 def feedback(session: Session, opts: Feedback) -> FeedbackResult:

@@ -19,7 +19,7 @@ LAYERS: dict[str, set[str]] = {
     # the only modules that run git
     "git": {"history", "sync", "memmerge", "incoming", "lock", "gitlocks", "gitremote"},
     # the use cases and the facade over them
-    "app": {"session", "access", "reads", "writes", "upkeep", "importing", "transfer", "sources", "automemory", "scopes", "asof",
+    "app": {"session", "access", "reads", "writes", "settling", "upkeep", "importing", "transfer", "sources", "automemory", "scopes", "asof",
             "store", "glance", "embedding"},
     # thin: parse, call the facade, render
     "adapters": {"server", "cli", "render", "progress", "claude_code", "demo", "httpserve", "httpguard", "toolargs", "hooks",
