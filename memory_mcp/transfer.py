@@ -71,9 +71,9 @@ class ImportReport:
     def summary(self, limit: int = 20) -> str:
         """Counts first, then why things were refused and which pairs to settle."""
         pairs = sum(len(c.conflicts_with) for c in self.conflicts)
+        paired = f" ({pairs} pair{'' if pairs == 1 else 's'} to settle)" if pairs else ""
         lines = [f"imported {len(self.imported)}, skipped {len(self.skipped)} (already there), "
-                 f"refused {len(self.refused)}, conflicts {len(self.conflicts)} ({pairs} pair"
-                 f"{'' if pairs == 1 else 's'} to settle) from {self.kind} {self.source}"]
+                 f"refused {len(self.refused)}, conflicts {len(self.conflicts)}{paired} from {self.kind} {self.source}"]
         lines += _first(limit, "refused", [f"refused {r.origin}: {r.reason}" for r in self.refused])
         lines += _first(limit, "skipped", [f"skipped {s.origin}: {s.reason}" for s in self.skipped
                                            if s.reason != DUPLICATE])
