@@ -20,6 +20,7 @@ from .schema import (
     ROW_COLUMNS,
     SCHEMA,
     SCHEMA_VERSION,
+    TALLIED,
     Derived,
     FileStat,
     Row,
@@ -176,6 +177,7 @@ class Index:
         # The entities as the caller normalised them (dictionary.md), not as the file spells them.
         values = {**derived.values, "path": path, "entities": json.dumps(entities, ensure_ascii=False)}
         cur = self.conn.execute(INSERT, tuple(values[name] for name in INSERT_COLUMNS))
+        self._tally(1, [values[c] for c in TALLIED])
         rowid = cur.lastrowid
         assert rowid is not None  # set by every INSERT
         if self._count is not None:
@@ -206,7 +208,9 @@ class Index:
             self._open_pairs = None
 
     def _delete_rowid(self, rowid: int) -> None:
-        (mem_id,) = self.conn.execute("SELECT id FROM memories WHERE rowid=?", (rowid,)).fetchone()
+        mem_id, *tallied = self.conn.execute(f"SELECT id, {', '.join(TALLIED)} FROM memories WHERE rowid=?",
+                                             (rowid,)).fetchone()
+        self._tally(-1, tallied)
         pairs.unlink(self.conn, rowid)
         termfreq.remove(self.conn, rowid)
         for name in FTS_TABLES:
@@ -216,6 +220,12 @@ class Index:
         if self._count is not None:
             self._count -= 1
         self._pairs_changed(mem_id)
+
+    def _tally(self, step: int, values: list[object]) -> None:
+        """Count a row in (+1) or out (-1) of `tallies`, by its TALLIED values."""
+        self.conn.executemany("INSERT INTO tallies(field, value, n) VALUES (?, ?, ?)"
+                              " ON CONFLICT DO UPDATE SET n = n + excluded.n",
+                              [(c, v, step) for c, v in zip(TALLIED, values, strict=True)])
 
     def remove_path(self, path: str) -> None:
         """Forget a file and the memory it held."""
@@ -233,7 +243,8 @@ class Index:
     def clear(self) -> None:
         """Drop every file and memory row (usage survives: it is keyed by memory id)."""
         self._forget_caches()
-        for name in ("entities", "memories", "files", "secret_flags", "conflict_links", "open_pairs", "term_df"):
+        for name in ("entities", "memories", "files", "secret_flags", "conflict_links", "open_pairs", "term_df",
+                     "tallies"):
             self.conn.execute(f"DELETE FROM {name}")
         # Deleting from an FTS5 table reads back every row to unindex it; recreating it is instant.
         for name in FTS_TABLES:

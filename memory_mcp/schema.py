@@ -59,6 +59,12 @@ CREATE TABLE IF NOT EXISTS vectors (
 CREATE TABLE IF NOT EXISTS usage (
     id TEXT PRIMARY KEY, recall_count INTEGER NOT NULL DEFAULT 0, last_recalled TEXT
 );
+-- memory_status's counts by state, type and trust, kept as rows come and go, so a status reads a
+-- few rows instead of every memory. Not triggers: a trigger on `memories` turns the DELETE of a
+-- rebuild into row-by-row deletes.
+CREATE TABLE IF NOT EXISTS tallies (
+    field TEXT NOT NULL, value TEXT NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (field, value)
+) WITHOUT ROWID;
 """
 
 
@@ -127,6 +133,10 @@ def _column_type(f: FieldSpec) -> str:
         return "REAL NOT NULL"
     # Lists are stored as JSON text ('[]' when empty); text with no default value may be NULL.
     return "TEXT" if f.kind in ("text", "date") and f.default is None else "TEXT NOT NULL"
+
+
+# The columns memory_status counts (the `tallies` table, kept by `index.Index` as rows come and go).
+TALLIED = ("state", "type", "trust")
 
 
 # The memories a recall leaves out unless asked (RowFilter.against); one literal, so the partial

@@ -8,10 +8,9 @@ from datetime import UTC, date, datetime, timedelta
 
 from ulid import ULID
 
-from . import conflicts, ranking, vectors
+from . import conflicts, overview, vectors
 from .index import Index
 from .layout import MEMORIES, month_folder
-from .model import MemoryType, State
 from .options import Progress
 from .results import (
     Listed,
@@ -29,6 +28,7 @@ from .session import Session
 
 DISTILL_AGE_DAYS = 30
 LIST_LIMIT = 20
+DISTILL_LIMIT = 10
 
 
 def pending(index: Index) -> list[PendingConflict]:
@@ -45,33 +45,26 @@ def pending_count(index: Index) -> int:
 def status(session: Session) -> StatusResult:
     """Counts, coverage, unindexed files, pending conflicts, review-due, distill candidates, withheld."""
     with session.call() as index:
-        rows = index.rows()
-        counts: dict[str, object] = {"total": len(rows)}
-        for key in ("state", "type", "trust"):
-            tally: dict[str, int] = {}
-            for r in rows:
-                tally[getattr(r, key)] = tally.get(getattr(r, key), 0) + 1
-            counts[f"by_{key}"] = tally
+        conn = index.conn
+        counts: dict[str, object] = {"total": index.count()}
+        counts.update({f"by_{key}": tally for key, tally in overview.tallies(conn).items()})
         today = date.today().isoformat()
         cutoff = (datetime.now(UTC) - timedelta(days=DISTILL_AGE_DAYS)).strftime("%Y-%m-%dT%H:%M:%SZ")
-        usage = index.usage(r.id for r in rows)
-        review = [Listed(r.id, r.path, r.title, f"review_after {r.review_after}") for r in rows
-                  if r.state == State.ACTIVE and r.review_after and r.review_after[:10] <= today]
+        review = [Listed(r.id, r.path, r.title, f"review_after {r.review_after}")
+                  for r in overview.review_due(conn, today, LIST_LIMIT)]
         distill = [Listed(r.id, r.path, r.title,
                           "old episode: distil related episodes into one knowledge memory that supersedes them")
-                   for r in sorted(rows, key=lambda r: r.updated or "")
-                   if r.state == State.ACTIVE and r.type == MemoryType.EPISODE and (r.updated or "") < cutoff
-                   and (usage.get(r.id, (0, None))[1] or "") < cutoff]
-        withheld = [Listed(r.id, r.path, r.title, f"feedback {r.feedback}") for r in rows
-                    if ranking.withheld(r.feedback)]
+                   for r in overview.distill_candidates(conn, cutoff, DISTILL_LIMIT)]
+        withheld = [Listed(r.id, r.path, r.title, f"feedback {r.feedback}")
+                    for r in overview.withheld(conn, LIST_LIMIT)]
         provisional = [Listed(r.id, r.path, r.title, "no id in the file: add `id: <ULID>` to its frontmatter, "
-                              "or call memory_update on it to get one") for r in rows if r.provisional]
+                              "or call memory_update on it to get one") for r in overview.provisional(conn, LIST_LIMIT)]
         open_pairs = pending(index)
         return StatusResult(
             store=str(session.root), counts=counts, coverage=session.coverage(index),
-            unindexed=[UnindexedFile(p, e) for p, e in index.errors()], provisional=provisional[:LIST_LIMIT],
-            pending_conflicts=open_pairs[:LIST_LIMIT], review_due=review[:LIST_LIMIT],
-            distill_candidates=distill[:10], withheld=withheld[:LIST_LIMIT], git=session.history.summary(),
+            unindexed=[UnindexedFile(p, e) for p, e in index.errors()], provisional=provisional,
+            pending_conflicts=open_pairs[:LIST_LIMIT], review_due=review,
+            distill_candidates=distill, withheld=withheld, git=session.history.summary(),
             secrets=_secret_flags(session, index),
             dictionary_skipped=session.dictionary.skipped[:LIST_LIMIT], vectors=vector_coverage(index),
             pending_conflicts_total=len(open_pairs))

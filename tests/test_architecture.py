@@ -14,7 +14,7 @@ LAYERS: dict[str, set[str]] = {
     "truth": {"errors", "model", "files", "paths", "edits", "lifecycle", "dictionary", "secrets", "secret_rules",
               "layout", "validate", "options", "results", "budget", "globs"},
     # SQLite, the recall pipeline and the watcher: rebuilt from the files
-    "derived": {"index", "schema", "pairs", "termfreq", "sqlconn", "reconcile", "walk", "bulkread", "textproc", "query", "ranking", "conflicts", "search", "watch", "notify",
+    "derived": {"index", "schema", "pairs", "termfreq", "overview", "sqlconn", "reconcile", "walk", "bulkread", "textproc", "query", "ranking", "conflicts", "search", "watch", "notify",
                 "vectors"},
     # the only modules that run git
     "git": {"history", "sync", "memmerge", "incoming", "lock", "gitlocks", "gitremote"},
