@@ -102,6 +102,45 @@ def locomo(eval_dir: Path, model: str, alphas: list[float], timing: dict[str, fl
     return out
 
 
+def locomo_at_scale(eval_dir: Path, model: str, alphas: list[float], size: int, timing: dict[str, float]) -> dict:
+    """The weight checked on a store of `size` memories: every LoCoMo conversation's turns in one
+    store, topped up with the perf harness's generated notes, so each question competes with the
+    other nine conversations and with unrelated memories, as in a store an agent has used for long."""
+    import random
+
+    from perf import memory_text
+
+    convs, _ = ev.load_locomo(eval_dir)
+    docs: list[str] = []
+    gold_of: list[str | None] = []  # a document's "conversation:dia_id", None for a generated note
+    for ci, conv in enumerate(convs):
+        docs += conv.docs
+        gold_of += [f"{ci}:{d}" for d in conv.dia_ids]
+    rng = random.Random(7)
+    while len(docs) < size:
+        _, title, content = memory_text(rng)
+        docs.append(f"{title}\n\n{content}")
+        gold_of.append(None)
+    corpus = Corpus(docs, model, timing)
+    rows: dict[str, list[tuple]] = {name: [] for name, _ in _settings(alphas)}
+    try:
+        for i, (name, alpha) in enumerate(_settings(alphas)):
+            label = "lexical" if alpha is None else "dense" if i == 1 else "dense_cached"
+            search = corpus.searcher(model, alpha, timing, label)
+            for ci, conv in enumerate(convs):
+                for q in conv.questions:
+                    ranked = [g for g in (gold_of[d] for d in search(q["question"], KMAX)) if g]
+                    gold = {v: [f"{ci}:{g}" for g in q[v]] for v in ("orig", "corr")}
+                    rec = {v: {k: ev.recall_at(ranked, gold[v], k) for k in ev.KS} for v in ("orig", "corr")}
+                    rows[name].append((ci, q["category"], rec))
+    finally:
+        corpus.close()
+    return {name: {"store": len(docs),
+                   "tuned": ev.aggregate_locomo([r for r in rs if r[0] in ev.TUNED_ON])["orig"]["overall"],
+                   "held-out": ev.aggregate_locomo([r for r in rs if r[0] not in ev.TUNED_ON])["orig"]["overall"]}
+            for name, rs in rows.items()}
+
+
 def squad(eval_dir: Path, rel: str, model: str, alpha: float, timing: dict[str, float]) -> dict:
     paras, qs = ev.load_squad(eval_dir / rel)
     corpus = Corpus(paras, model, timing)
@@ -121,6 +160,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--alphas", default="0.1,0.2,0.3,0.4")
     ap.add_argument("--eval-dir", type=Path, default=ev.REPO.parent / "shared" / "eval")
     ap.add_argument("--sets", default="locomo,xquad-en,xquad-ru,korquad")
+    ap.add_argument("--at-scale", type=int, default=0, metavar="N",
+                    help="also check the weights on one store of N memories (all LoCoMo plus generated notes)")
     ap.add_argument("--out", type=Path)
     args = ap.parse_args(argv)
     if not vectors.installed(args.model):
@@ -135,6 +176,8 @@ def main(argv: list[str] | None = None) -> int:
         res["locomo"] = loc = locomo(args.eval_dir, args.model, alphas, timing)
         chosen = max(alphas, key=lambda a: loc[f"a={a}"]["tuned"]["R@5"] + loc[f"a={a}"]["tuned"]["R@10"])
     res["alpha"] = chosen
+    if args.at_scale:
+        res["locomo_at_scale"] = locomo_at_scale(args.eval_dir, args.model, alphas, args.at_scale, timing)
     for name, rel in ev.SQUAD_SETS.items():
         if name in sets:
             res[name] = squad(args.eval_dir, rel, args.model, chosen, timing)
