@@ -7,9 +7,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from .model import MemoryType, State
-from .ranking import WITHHOLD_AT
-from .schema import ROW_COLUMNS, TALLIED, Row, to_row
+from .schema import EPISODES, PROVISIONAL, REVIEW, ROW_COLUMNS, TALLIED, WITHHELD, Row, to_row
 
 
 def tallies(conn: sqlite3.Connection) -> dict[str, dict[str, int]]:
@@ -26,25 +24,25 @@ def _rows(conn: sqlite3.Connection, where: str, params: tuple[object, ...], orde
         f" ORDER BY {order} LIMIT ?", (*params, limit))]
 
 
+# Each condition starts with its partial index's own (schema.py), verbatim, so SQLite uses the index;
+# its columns are unqualified, which is unambiguous: `usage` has none of them.
 def review_due(conn: sqlite3.Connection, today: str, limit: int) -> list[Row]:
     """Active memories whose `review_after` day is `today` (YYYY-MM-DD) or before."""
-    return _rows(conn, "m.state = ? AND coalesce(m.review_after, '') != '' AND substr(m.review_after, 1, 10) <= ?",
-                 (State.ACTIVE.value, today), "m.rowid", limit)
+    return _rows(conn, f"{REVIEW} AND substr(m.review_after, 1, 10) <= ?", (today,), "m.rowid", limit)
 
 
 def distill_candidates(conn: sqlite3.Connection, cutoff: str, limit: int) -> list[Row]:
     """Active episodes neither changed nor recalled since `cutoff`, the oldest first."""
-    return _rows(conn, "m.state = ? AND m.type = ? AND coalesce(m.updated, '') < ? "
-                 "AND coalesce(u.last_recalled, '') < ?",
-                 (State.ACTIVE.value, MemoryType.EPISODE.value, cutoff, cutoff), "coalesce(m.updated, ''), m.rowid",
-                 limit)
+    return _rows(conn, f"{EPISODES} AND coalesce(m.updated, '') < ? AND coalesce(u.last_recalled, '') < ?",
+                 (cutoff, cutoff), "m.updated, m.rowid", limit)
 
 
 def withheld(conn: sqlite3.Connection, limit: int) -> list[Row]:
     """Memories whose feedback is low enough to keep them out of recall (ranking.withheld)."""
-    return _rows(conn, "m.feedback <= ?", (WITHHOLD_AT,), "m.rowid", limit)
+    return _rows(conn, WITHHELD, (), "m.rowid", limit)
 
 
 def provisional(conn: sqlite3.Connection, limit: int) -> list[Row]:
     """Memories indexed under an id derived from their path: the file has none of its own."""
-    return _rows(conn, "m.provisional = 1", (), "m.rowid", limit)
+    return _rows(conn, PROVISIONAL, (), "m.rowid", limit)
+

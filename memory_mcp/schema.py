@@ -59,6 +59,12 @@ CREATE TABLE IF NOT EXISTS vectors (
 CREATE TABLE IF NOT EXISTS usage (
     id TEXT PRIMARY KEY, recall_count INTEGER NOT NULL DEFAULT 0, last_recalled TEXT
 );
+-- memory_status's short lists (overview.py), each read through a partial index of just its rows, so
+-- a status costs what it lists rather than a scan of every memory.
+CREATE INDEX IF NOT EXISTS memories_review ON memories(rowid) WHERE {REVIEW};
+CREATE INDEX IF NOT EXISTS memories_episodes ON memories(updated) WHERE {EPISODES};
+CREATE INDEX IF NOT EXISTS memories_withheld ON memories(rowid) WHERE {WITHHELD};
+CREATE INDEX IF NOT EXISTS memories_provisional ON memories(rowid) WHERE {PROVISIONAL};
 -- memory_status's counts by state, type and trust, kept as rows come and go, so a status reads a
 -- few rows instead of every memory. Not triggers: a trigger on `memories` turns the DELETE of a
 -- rebuild into row-by-row deletes.
@@ -142,7 +148,13 @@ TALLIED = ("state", "type", "trust")
 # The memories a recall leaves out unless asked (RowFilter.against); one literal, so the partial
 # index `memories_hidden` matches the query's condition exactly.
 HIDDEN = f"state != 'active' OR feedback <= {WITHHOLD_AT}"
-SCHEMA = _SCHEMA_TEMPLATE.format(HIDDEN=HIDDEN, memories_table="CREATE TABLE IF NOT EXISTS memories (\n    " + ", ".join(
+# The conditions of those partial indexes, literal so that a query repeating one uses its index.
+REVIEW = "state = 'active' AND coalesce(review_after, '') != ''"
+EPISODES = "state = 'active' AND type = 'episode'"
+WITHHELD = f"feedback <= {WITHHOLD_AT}"
+PROVISIONAL = "provisional = 1"
+SCHEMA = _SCHEMA_TEMPLATE.format(HIDDEN=HIDDEN, REVIEW=REVIEW, EPISODES=EPISODES, WITHHELD=WITHHELD,
+                                 PROVISIONAL=PROVISIONAL, memories_table="CREATE TABLE IF NOT EXISTS memories (\n    " + ", ".join(
     f"{name} {_DERIVED_COLUMNS[name] if name in _DERIVED_COLUMNS else _column_type(INDEXED[name])}"
     for name in _COLUMNS) + "\n)")
 ROW_COLUMNS = ", ".join(f"m.{name}" for name in _COLUMNS)
