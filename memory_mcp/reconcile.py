@@ -24,10 +24,10 @@ from .options import Progress
 from .paths import shown
 from .results import ReconcileReport
 from .schema import FileStat
-from .walk import Gate, Seen, Unindexed, gather, walk_tree
 
 if TYPE_CHECKING:
     from .bulkread import Prepared
+    from .walk import Seen, Unindexed
 
 DUPLICATE_ID = "duplicate id"
 # File timestamps come from the kernel's coarse clock and some file systems keep whole seconds, so a
@@ -49,6 +49,9 @@ def reconcile(root: Path, index: Index, dictionary: Dictionary, *, force: bool =
     stands for everything below it): they are hashed even when their stat looks unchanged. With
     `walk=False` only those paths, and files refused for a duplicate id, are looked at; a changed
     dictionary or `force` walks the whole tree all the same."""
+    # Here, not at the top: the hooks' read (`unchanged_since_walk`) lists no folder and walks no file.
+    from .walk import Gate, gather, walk_tree
+
     started = time.time_ns()
     report = ReconcileReport()
     stored_version = index.get_meta("dictionary_version")

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 
-from . import budget, conflicts, globs, lifecycle, query, ranking, vectors
+from . import budget, globs, lifecycle, query, ranking, vectors
 from .errors import InvalidArgument
 from .index import Index
 from .model import MemoryType, State, enum_value
@@ -73,6 +73,8 @@ def run(index: Index, opts: Recall, where: RowFilter, mentioned: Sequence[str] =
         scored.sort(key=lambda x: x[0], reverse=True)
     head = scored[: limit * 3]
     if opts.diversity > 0:
+        from . import conflicts  # only here: the prompt hook's recall (no diversity) has no use for it
+
         sets = {row.rowid: conflicts.term_set(f"{row.title} {row.excerpt}") for _, row in head}
         head = ranking.mmr(head, lambda x: x[0], lambda a, b: conflicts.jaccard(sets[a[1].rowid], sets[b[1].rowid]),
                            opts.diversity, limit)

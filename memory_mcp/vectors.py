@@ -15,7 +15,6 @@ import os
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from importlib import metadata
 from typing import TYPE_CHECKING, Any
 
 from .errors import InvalidArgument
@@ -105,6 +104,10 @@ def why_off() -> str:
 def model_key(model: Model) -> str:
     """What a stored vector is keyed by besides the content: the model and its package version, so
     an upgraded package's vectors replace the old ones instead of being compared with them."""
+    # Here, not at the top: importlib.metadata (email, zipfile, csv) was a fifth of the prompt hook's
+    # imports, and a search with no model enabled never needs it.
+    from importlib import metadata
+
     return f"{model.name}:{metadata.version(model.dist)}"
 
 

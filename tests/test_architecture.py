@@ -22,7 +22,7 @@ LAYERS: dict[str, set[str]] = {
     "app": {"session", "access", "reads", "writes", "settling", "upkeep", "importing", "transfer", "sources", "automemory", "scopes", "asof",
             "store", "glance", "embedding"},
     # thin: parse, call the facade, render
-    "adapters": {"server", "cli", "render", "progress", "claude_code", "demo", "httpserve", "httpguard", "toolargs", "hooks",
+    "adapters": {"server", "cli", "cliparser", "render", "progress", "claude_code", "demo", "httpserve", "httpguard", "toolargs", "hooks",
                  "installers", "hookstate", "hooks_automemory", "plugin", "launch", "commands", "toolcache", "__init__", "__main__"},
 }
 # What each layer may import besides itself.

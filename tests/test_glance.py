@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from conftest import EXE, open_server
 from reliability_support import needs_capsh, unprivileged
+from test_architecture import LAYERS
 
 from memory_mcp.store import Store
 
@@ -34,6 +35,33 @@ def _set_back(store: Path) -> None:
     past = time.time() - 60
     for path in [*(store / "memories").rglob("*"), store / "memories"]:
         os.utime(path, (past, past))
+
+
+# What the prompt hook's read must not import (a hook is a new process on every prompt): the store's
+# own path (git, YAML, the credential rules, the session), the MCP SDK and the dense model, and what
+# was once on this path and took a share of its time (importlib.metadata, argparse, the walk, the
+# conflict gate; docs/performance.md, "Hooks").
+HEAVY = {"git", "yaml", "ulid", "mcp", "pydantic", "anyio", "numpy", "subprocess", "importlib.metadata", "argparse",
+         "memory_mcp.store", "memory_mcp.session", "memory_mcp.secrets", "memory_mcp.files", "memory_mcp.walk",
+         "memory_mcp.conflicts", "memory_mcp.cliparser", "memory_mcp.commands"}
+
+
+def test_prompt_hook_on_a_current_index_imports_none_of_the_heavy_modules(tmp_path: Path) -> None:
+    store, home = tmp_path / "store", tmp_path / "home"
+    home.mkdir()
+    s = Store.open(store)
+    s.remember("Stripe webhook retries caused duplicate invoices; the handler is idempotent now.",
+               title="Stripe webhook retries", type="knowledge")
+    s.close()
+    _set_back(store)
+    subprocess.run([str(EXE), "status", "--store", str(store)], capture_output=True, check=True,
+                   env={"HOME": str(home), "PATH": os.environ["PATH"]})
+    out, loaded = _hook(store, home, "customers are getting duplicate invoices from stripe again", "a")
+    assert "Stripe webhook retries" in out and "memory_mcp.glance" in loaded
+    assert sorted(loaded & HEAVY) == []
+    # Of the layers below the derived index, only the hooks' read and the store finder.
+    below = {f"memory_mcp.{m}" for layer in ("git", "app") for m in LAYERS[layer]}
+    assert sorted(loaded & below) == ["memory_mcp.glance", "memory_mcp.scopes"]
 
 
 @needs_capsh
