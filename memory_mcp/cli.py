@@ -25,7 +25,7 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the `memory-mcp` console script. Exit codes: 0 done, 1 done with refusals or
     drift, 2 error."""
     argv = sys.argv[1:] if argv is None else argv
-    if argv[:1] == ["hook"]:  # the common form, read without argparse and the whole command set
+    if argv[:1] == ["hook"] and not {"-h", "--help"} & set(argv):  # read without argparse and the command set
         return _hook_command(argv[1:])
     from . import commands
     from .cliparser import parser
