@@ -1,13 +1,18 @@
-"""What memory_status lists, read from the index in SQL rather than from every row in Python: the
-counts the `tallies` triggers keep, and the first few memories due for review, worth distilling,
-withheld by feedback, or without an id of their own (at 10,000 memories, building every row to
-filter it took 220 ms of each status)."""
+"""What memory_status and the session digest list, read from the index in SQL rather than from every
+row in Python: the counts the `tallies` triggers keep; the first few memories due for review, worth
+distilling, withheld by feedback, or without an id of their own (at 10,000 memories, building every
+row to filter it took 220 ms of each status); and the digest's memories."""
 
 from __future__ import annotations
 
 import sqlite3
+from datetime import datetime
 
+from . import ranking
+from .model import State
 from .schema import EPISODES, PROVISIONAL, REVIEW, ROW_COLUMNS, TALLIED, WITHHELD, Row, to_row
+
+_SHOWN = "m.state = ? AND m.feedback > ?"  # what recall and the digest return: active, not withheld
 
 
 def tallies(conn: sqlite3.Connection) -> dict[str, dict[str, int]]:
@@ -46,3 +51,27 @@ def provisional(conn: sqlite3.Connection, limit: int) -> list[Row]:
     """Memories indexed under an id derived from their path: the file has none of its own."""
     return _rows(conn, PROVISIONAL, (), "m.rowid", limit)
 
+
+def digest(conn: sqlite3.Connection, limit: int, now: datetime) -> list[Row]:
+    """The session digest's memories, at most `limit`, active and not withheld: preferences, then
+    decisions, each by rank (the score of a perfect text match; index order among equals), then the
+    other types newest first. The first two are ranked from five columns, the rest sorted and cut by
+    SQLite, and only the rows shown are built: building every row was most of a digest at 10,000
+    memories (SessionStart)."""
+    first = ranking.DIGEST_FIRST
+    marks = ",".join("?" * len(first))
+    shown = (State.ACTIVE.value, ranking.WITHHOLD_AT)
+    ranked = sorted(
+        (first.index(kind), -ranking.score(1.0, trust, State.ACTIVE.value, updated, count, feedback, now), rowid)
+        for rowid, kind, trust, updated, feedback, count in conn.execute(
+            "SELECT m.rowid, m.type, m.trust, m.updated, m.feedback, coalesce(u.recall_count, 0) FROM memories m"
+            f" LEFT JOIN usage u ON u.id = m.id WHERE {_SHOWN} AND m.type IN ({marks})", (*shown, *first)))
+    picked = [rowid for *_, rowid in ranked[:limit]]
+    if len(picked) < limit:
+        picked += [rowid for (rowid,) in conn.execute(
+            f"SELECT m.rowid FROM memories m WHERE {_SHOWN} AND m.type NOT IN ({marks})"
+            " ORDER BY coalesce(nullif(m.updated, ''), nullif(m.created, ''), '') DESC, m.id DESC LIMIT ?",
+            (*shown, *first, limit - len(picked)))]
+    by_rowid = {r.rowid: r for r in _rows(conn, f"m.rowid IN ({','.join('?' * len(picked))})", tuple(picked),
+                                          "m.rowid", len(picked))} if picked else {}
+    return [by_rowid[i] for i in picked]

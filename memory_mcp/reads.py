@@ -5,14 +5,13 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from . import asof, files, lifecycle, ranking, search, transfer
+from . import asof, files, lifecycle, overview, search, transfer
 from .access import load, resolve_path
 from .errors import InvalidArgument, NotFound
 from .index import Index
-from .model import State, check_id, now_iso
+from .model import check_id, now_iso
 from .options import Recall
 from .results import Chain, HistoryEntry, Hit, Listed, ReadResult, RecallResult
-from .schema import RowFilter
 from .session import Session
 from .upkeep import pending_count
 
@@ -104,15 +103,7 @@ def digest(session: Session, limit: int = 40) -> list[Hit]:
     """The memories worth loading at session start: active preferences, then decisions (each by
     rank), then every other active memory newest first. Callers cut the list to a token budget."""
     with session.call() as index:
-        now = datetime.now(UTC)
-        rows = index.select(RowFilter(frozenset({State.ACTIVE.value}), withhold_at=ranking.WITHHOLD_AT))
-        usage = index.usage(r.id for r in rows)
-        first = sorted((r for r in rows if r.type in ranking.DIGEST_FIRST), key=lambda r: (
-            ranking.DIGEST_FIRST.index(r.type), -ranking.score(1.0, r.trust, r.state, r.updated,
-                                                       usage.get(r.id, (0, None))[0], r.feedback, now)))
-        rest = sorted((r for r in rows if r.type not in ranking.DIGEST_FIRST),
-                      key=lambda r: (r.updated or r.created or "", r.id), reverse=True)
-        return [search.hit(r, 1.0) for r in (first + rest)[:limit]]
+        return [search.hit(r, 1.0) for r in overview.digest(index.conn, limit, datetime.now(UTC))]
 
 
 def export(session: Session) -> dict[str, Any]:

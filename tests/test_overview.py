@@ -1,13 +1,17 @@
 """memory_status from the index's own counts (`tallies`, kept by triggers) and SQL lists: the same
-answers as counting every row, through writes, state moves, hand edits, deletions and a reindex."""
+answers as counting every row, through writes, state moves, hand edits, deletions and a reindex; and
+the session digest from SQL, in the order its rule gave over every row."""
 
 from __future__ import annotations
 
+import random
 from collections import Counter
+from datetime import UTC, datetime
 from pathlib import Path
 
 from conftest import fm_file, make_store
 
+from memory_mcp import ranking
 from memory_mcp.schema import TALLIED
 from memory_mcp.store import Store
 
@@ -54,3 +58,37 @@ def test_status_lists_come_from_sql_with_the_old_rules(tmp_path: Path) -> None:
     assert [x.title for x in r.distill_candidates] == ["Old episode"]
     assert [x.title for x in r.withheld] == ["Misleading"]
     assert [x.title for x in r.provisional] == ["No id"]
+
+
+def _digest_by_every_row(s: Store, limit: int) -> list[str]:
+    """The digest's rule applied to every row in Python, as reads.digest did before it read SQL."""
+    now = datetime.now(UTC)
+    rows = sorted((r for r in s.index().rows() if r.state == "active" and r.feedback > ranking.WITHHOLD_AT),
+                  key=lambda r: r.rowid)
+    usage = s.index().usage(r.id for r in rows)
+    first = sorted((r for r in rows if r.type in ranking.DIGEST_FIRST), key=lambda r: (
+        ranking.DIGEST_FIRST.index(r.type), -ranking.score(1.0, r.trust, r.state, r.updated,
+                                                           usage.get(r.id, (0, None))[0], r.feedback, now)))
+    rest = sorted((r for r in rows if r.type not in ranking.DIGEST_FIRST),
+                  key=lambda r: (r.updated or r.created or "", r.id), reverse=True)
+    return [r.id for r in (first + rest)[:limit]]
+
+
+def test_digest_reads_sql_with_the_old_rules_and_order(tmp_path: Path) -> None:
+    # The digest built every active row to rank a few dozen (most of SessionStart at 10k memories);
+    # it now ranks preferences and decisions from five columns and lets SQLite sort the rest.
+    root = make_store(tmp_path / "s")
+    rng = random.Random(5)
+    for n in range(60):
+        day = f"2026-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}T10:00:00Z"
+        fm_file(root, f"m{n}.md", f"# Memory {n}\n\nThe heron service note number {n}.\n",
+                type=rng.choice(["preference", "decision", "fact", "episode", "knowledge"]),
+                trust=rng.choice(["user-stated", "agent-inferred", "imported"]),
+                state=rng.choice(["active", "active", "active", "archived"]),
+                feedback=rng.choice(["0", "0", "0.5", "-0.6"]), created=day,
+                updated=rng.choice([day, datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")]))
+    s = Store.open(root)
+    s.recall("heron service note")  # recall counts (heat) take part in the rank
+    for limit in (1, 5, 20, 40, 100):
+        assert [h.id for h in s.digest(limit)] == _digest_by_every_row(s, limit)
+    assert len(s.digest(100)) == len(_digest_by_every_row(s, 100)) < 60
