@@ -286,10 +286,11 @@ class Index:
                 f"SELECT {ROW_COLUMNS} FROM memories m WHERE m.rowid IN ({marks})", chunk)]
         return out
 
-    def open_pairs(self) -> list[tuple[str, str, str, str]]:
-        """(id, other id, title, other title) of every conflict pair waiting for a decision (`pairs`)."""
+    def open_pairs(self, limit: int = -1) -> list[tuple[str, str, str, str]]:
+        """(id, other id, title, other title) of the conflict pairs waiting for a decision (`pairs`),
+        the first `limit` of them (-1: all)."""
         self._refresh_pairs()  # inside a transaction that changed rows
-        return pairs.listed(self.conn)
+        return pairs.listed(self.conn, limit)
 
     def open_pair_count(self) -> int:
         """How many pairs `open_pairs` lists (every recall reports it)."""

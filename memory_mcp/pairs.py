@@ -49,23 +49,23 @@ def refresh(conn: sqlite3.Connection, mem_ids: set[str]) -> None:
         conn.execute(_REFRESH, (mem_id,))
 
 
-def listed(conn: sqlite3.Connection) -> list[tuple[str, str, str, str]]:
-    """(id, other id, title, other title) of each open pair, the side that lists the other first
-    (when both do, the earlier indexed), in the order the listing sides were indexed."""
-    out = []
-    for lo, hi, lo_rowid, hi_rowid, lo_title, hi_title, lo_lists in conn.execute(
-            "SELECT p.lo, p.hi, a.rowid, b.rowid, a.title, b.title, EXISTS (SELECT 1 FROM conflict_links l"
-            " WHERE l.memory_rowid = a.rowid AND l.other_id = p.hi)"
-            " FROM open_pairs p JOIN memories a ON a.id = p.lo JOIN memories b ON b.id = p.hi"):
-        lo_first = lo_lists and (lo_rowid < hi_rowid or not _lists(conn, hi_rowid, lo))
-        out.append((lo_rowid if lo_first else hi_rowid,
-                    (lo, hi, lo_title, hi_title) if lo_first else (hi, lo, hi_title, lo_title)))
-    return [pair for _, pair in sorted(out)]
+# Each open pair with the side that lists the other first (when both do, the earlier indexed), in
+# the order the listing sides were indexed: the order a person saw them raised.
+_LISTED = """WITH p AS (
+    SELECT p.lo, p.hi, a.rowid AS lo_row, b.rowid AS hi_row, a.title AS lo_title, b.title AS hi_title,
+      EXISTS (SELECT 1 FROM conflict_links l WHERE l.memory_rowid = a.rowid AND l.other_id = p.hi) AS lo_lists,
+      EXISTS (SELECT 1 FROM conflict_links l WHERE l.memory_rowid = b.rowid AND l.other_id = p.lo) AS hi_lists
+    FROM open_pairs p JOIN memories a ON a.id = p.lo JOIN memories b ON b.id = p.hi),
+  q AS (SELECT *, lo_lists AND (lo_row < hi_row OR NOT hi_lists) AS lo_first FROM p)
+SELECT CASE WHEN lo_first THEN lo ELSE hi END AS first, CASE WHEN lo_first THEN hi ELSE lo END,
+       CASE WHEN lo_first THEN lo_title ELSE hi_title END, CASE WHEN lo_first THEN hi_title ELSE lo_title END
+FROM q ORDER BY CASE WHEN lo_first THEN lo_row ELSE hi_row END, first LIMIT ?"""
 
 
-def _lists(conn: sqlite3.Connection, rowid: int, other_id: str) -> bool:
-    return conn.execute("SELECT 1 FROM conflict_links WHERE memory_rowid = ? AND other_id = ?",
-                        (rowid, other_id)).fetchone() is not None
+def listed(conn: sqlite3.Connection, limit: int = -1) -> list[tuple[str, str, str, str]]:
+    """(id, other id, title, other title) of the open pairs, the first `limit` (-1: all), in the
+    order their listing sides were indexed, sorted by SQLite so a short list costs no Python per pair."""
+    return [tuple(r) for r in conn.execute(_LISTED, (limit,))]
 
 
 def count(conn: sqlite3.Connection) -> int:

@@ -31,10 +31,11 @@ LIST_LIMIT = 20
 DISTILL_LIMIT = 10
 
 
-def pending(index: Index) -> list[PendingConflict]:
-    """Every open conflict pair: raised by the gate or a sync, not yet settled, both sides live."""
+def pending(index: Index, limit: int = -1) -> list[PendingConflict]:
+    """The open conflict pairs (the first `limit`; -1: all): raised by the gate or a sync, not yet
+    settled, both sides live."""
     return [PendingConflict(a, b, title, other_title, conflicts.pair_hash(a, b))
-            for a, b, title, other_title in index.open_pairs()]
+            for a, b, title, other_title in index.open_pairs(limit)]
 
 
 def pending_count(index: Index) -> int:
@@ -59,15 +60,14 @@ def status(session: Session) -> StatusResult:
                     for r in overview.withheld(conn, LIST_LIMIT)]
         provisional = [Listed(r.id, r.path, r.title, "no id in the file: add `id: <ULID>` to its frontmatter, "
                               "or call memory_update on it to get one") for r in overview.provisional(conn, LIST_LIMIT)]
-        open_pairs = pending(index)
         return StatusResult(
             store=str(session.root), counts=counts, coverage=session.coverage(index),
             unindexed=[UnindexedFile(p, e) for p, e in index.errors()], provisional=provisional,
-            pending_conflicts=open_pairs[:LIST_LIMIT], review_due=review,
+            pending_conflicts=pending(index, LIST_LIMIT), review_due=review,
             distill_candidates=distill, withheld=withheld, git=session.history.summary(),
             secrets=_secret_flags(session, index),
             dictionary_skipped=session.dictionary.skipped[:LIST_LIMIT], vectors=vector_coverage(index),
-            pending_conflicts_total=len(open_pairs))
+            pending_conflicts_total=pending_count(index))
 
 
 def vector_coverage(index: Index) -> VectorCoverage:
