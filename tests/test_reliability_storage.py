@@ -75,8 +75,11 @@ async def test_garbage_index_is_rebuilt_and_reported(tmp_path: Path) -> None:
 @pytest.mark.parametrize("where", [0.4, 0.7])
 async def test_index_with_damaged_pages_is_rebuilt_and_reported(tmp_path: Path, where: float) -> None:
     """Garbage inside an otherwise valid index: found when the file is opened (reported in the
-    coverage note) or only when a query reads the page (reported as [index_rebuilt]); either way the
-    very next call answers from a rebuilt index, and nothing else is ever said."""
+    coverage note) or when a call first reads a damaged page, whichever call that is (reported as
+    [index_rebuilt]); that call answers once called again, from a rebuilt index, and nothing is
+    reported twice. (The damage at 0.4 lies in pages a recall never reads but memory_status does,
+    its counts and partial indexes: it surfaced there, and not at the first call as this test once
+    assumed.)"""
     store = tmp_path / "store"
     make_store(store)
     ids = [new_id() for _ in range(25)]
@@ -93,16 +96,22 @@ async def test_index_with_damaged_pages_is_rebuilt_and_reported(tmp_path: Path, 
     start = int(len(data) * where)
     data[start:start + 16384] = bytes((i * 31) % 256 for i in range(len(data[start:start + 16384])))
     index.write_bytes(bytes(data))
+    rebuilt = 0
     async with open_server(store) as s:
-        r = await s.raw("memory_recall", query="skua7 cliff")
-        text = "".join(c.text for c in r.content)
-        if r.is_error:
-            assert "[index_rebuilt]" in text and "Call again" in text, text
-        else:
-            assert ids[7] in [h["id"] for h in r.structured_content["results"]]
-        assert ids[7] in await s.recall_ids("skua7 cliff")
-        st = await s.call("memory_status")
-        assert st["counts"]["total"] == 25 and st["unindexed"] == []
+        answers = {}
+        for name, args in (("memory_recall", {"query": "skua7 cliff"}), ("memory_status", {}),
+                           ("memory_recall", {"query": "skua7 cliff"}), ("memory_status", {})):
+            r = await s.raw(name, **args)
+            if r.is_error:
+                text = "".join(c.text for c in r.content)
+                assert "[index_rebuilt]" in text and "Call again" in text, text
+                rebuilt += 1
+                r = await s.raw(name, **args)
+                assert not r.is_error, r.content
+            answers[name] = r.structured_content
+        assert rebuilt <= 1
+        assert ids[7] in [h["id"] for h in answers["memory_recall"]["results"]]
+        assert answers["memory_status"]["counts"]["total"] == 25 and answers["memory_status"]["unindexed"] == []
     assert git(store, "status", "--porcelain").strip() == ""
 
 
