@@ -12,15 +12,19 @@ keeps it (`layout.index_path`: the cache folder for a store this user cannot wri
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
 
-from . import reconcile, search
+from . import overview, ranking, reconcile, search
 from .dictionary import DICTIONARY, Dictionary
 from .index import Index
 from .layout import index_path
 from .options import Recall
 from .results import Hit
+from .scopes import merged_digest
 
 
 def recall(roots: dict[str, Path], opts: Recall) -> list[Hit] | None:
@@ -32,16 +36,39 @@ def recall(roots: dict[str, Path], opts: Recall) -> list[Hit] | None:
         left = opts.limit - len(hits)
         if left <= 0:
             break
-        index = Index.open_existing(index_path(root))
-        if index is None:
-            return None
-        try:
-            dictionary = Dictionary.load(root / DICTIONARY)
-            if not reconcile.unchanged_since_walk(root, index, dictionary):
+        with _current(root) as found:
+            if found is None:
                 return None
+            index, dictionary = found
             names, _ = dictionary.normalise_all(list(opts.entities))
-            found, _ = search.run(index, replace(opts, limit=left), search.row_filter(opts, names))
-        finally:
-            index.close()
-        hits += [replace(h, scope=scope) for h in found] if len(roots) > 1 else found
+            got, _ = search.run(index, replace(opts, limit=left), search.row_filter(opts, names))
+        hits += [replace(h, scope=scope) for h in got] if len(roots) > 1 else got
     return hits
+
+
+def digest(roots: dict[str, Path], limit: int = ranking.DIGEST_LIMIT) -> list[Hit] | None:
+    """The session digest over the stores of `roots`, as `Scopes.digest` gives it; None when any
+    index is missing, from another version, or behind its files."""
+    lists: dict[str, list[Hit]] = {}
+    now = datetime.now(UTC)
+    for scope, root in roots.items():
+        with _current(root) as found:
+            if found is None:
+                return None
+            lists[scope] = [search.hit(r, 1.0) for r in overview.digest(found[0].conn, limit, now)]
+    return merged_digest(lists)
+
+
+@contextmanager
+def _current(root: Path) -> Iterator[tuple[Index, Dictionary] | None]:
+    """The store's index and dictionary when the index is this version's and no memory file was
+    added, removed or renamed since its last walk; else None. The index is closed on leaving."""
+    index = Index.open_existing(index_path(root))
+    if index is None:
+        yield None
+        return
+    try:
+        dictionary = Dictionary.load(root / DICTIONARY)
+        yield (index, dictionary) if reconcile.unchanged_since_walk(root, index, dictionary) else None
+    finally:
+        index.close()

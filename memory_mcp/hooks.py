@@ -133,9 +133,18 @@ def handle(event: str, payload: dict[str, Any], options: Options) -> str:
         return user_prompt_submit(payload, options)
     if event != "SessionStart":
         raise ValueError(f"unknown hook event {event!r}; one of {', '.join(EVENTS)}")
-    roots = store_roots(payload, options, create=automemory.mode() == "import")
+    importing = automemory.mode() == "import"
+    roots = store_roots(payload, options, create=importing)
     if not roots:
         return ""
+    from . import glance
+
+    # The index as it is, when it is current and no auto-memory note waits (as the prompt hook reads).
+    notes = automemory.folder(session_folder(payload))
+    waiting = importing and "project" in roots and automemory.pending(roots["project"], notes)
+    hits = None if waiting else glance.digest(roots)
+    if hits is not None:
+        return session_start_output(payload, hits)
     scopes = open_scopes(roots)
     try:
         return session_start(payload, scopes)
@@ -189,15 +198,20 @@ def open_scopes(roots: dict[str, Path]) -> Scopes:
 # ------------------------------------------------------------------ SessionStart
 def session_start(payload: dict[str, Any], scopes: Scopes) -> str:
     """Import new auto-memory notes, then return the digest as SessionStart additionalContext."""
-    from . import render
-
-    hookstate.prune()
     imported = ""
     if automemory.mode() == "import" and "project" in scopes.stores:
         with contextlib.suppress(Exception):  # the digest matters more than the import
             imported = automemory.import_notes(scopes.stores["project"], automemory.folder(session_folder(payload)))
-    text = render.digest(scopes.digest(), int(os.environ.get("MEMORY_MCP_DIGEST_TOKENS", "0") or 0)
-                         or render.DIGEST_TOKENS)
+    return session_start_output(payload, scopes.digest(), imported)
+
+
+def session_start_output(payload: dict[str, Any], hits: list[Hit], imported: str = "") -> str:
+    """The digest of `hits` as SessionStart additionalContext; what it shows is the session's
+    "already injected" list from now on (started over after a compaction or /clear)."""
+    from . import render
+
+    hookstate.prune()
+    text = render.digest(hits, int(os.environ.get("MEMORY_MCP_DIGEST_TOKENS", "0") or 0) or render.DIGEST_TOKENS)
     state = hookstate.SessionState(str(payload.get("session_id", "")))
     shown = _ID.findall(text)
     if payload.get("source") in ("compact", "clear") or not state.injected:

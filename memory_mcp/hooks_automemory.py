@@ -36,18 +36,29 @@ def folder(project_folder: Path) -> Path:
     return next((f for f in folders if f.is_dir()), folders[0])
 
 
+def pending(store_root: Path, folder: Path) -> bool:
+    """Whether the auto-memory folder has a note that is new or changed since its last import into
+    the store at `store_root` (read without opening the store)."""
+    return bool(_notes(hookstate.ImportLedger(store_root), folder)[1])
+
+
+def _notes(ledger: hookstate.ImportLedger, folder: Path) -> tuple[dict[str, str], dict[str, str]]:
+    """(every note's sha256 by file name, those new or changed since the ledger's import)."""
+    import hashlib
+
+    if not folder.is_dir():
+        return {}, {}
+    notes = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.glob("*.md"))
+             if p.is_file() and not p.is_symlink()}
+    return notes, {name: sha for name, sha in notes.items() if ledger.notes.get(name, {}).get("sha") != sha}
+
+
 def import_notes(store: Any, folder: Path) -> str:
     """Import the notes of an auto-memory folder that are new or changed since the last import;
     a changed note's new memory supersedes the one imported from its earlier text. Returns a
     one-line account for the session (empty when nothing was new)."""
-    import hashlib
-
-    if not folder.is_dir():
-        return ""
     ledger = hookstate.ImportLedger(store.root)
-    notes = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.glob("*.md"))
-             if p.is_file() and not p.is_symlink()}
-    changed = {name: sha for name, sha in notes.items() if ledger.notes.get(name, {}).get("sha") != sha}
+    notes, changed = _notes(ledger, folder)
     if not changed:
         return ""
     report = store.import_memories("claude-code", folder)

@@ -16,6 +16,7 @@ FEEDBACK_WEIGHT = 0.3
 WITHHOLD_AT = -0.5
 # What the session digest shows before anything else, in this order.
 DIGEST_FIRST = ("preference", "decision")
+DIGEST_LIMIT = 40  # the most memories a session digest lists, before its token budget cuts it
 
 
 def freshness(updated: str | None, now: datetime) -> float:

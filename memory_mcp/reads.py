@@ -11,6 +11,7 @@ from .errors import InvalidArgument, NotFound
 from .index import Index
 from .model import check_id, now_iso
 from .options import Recall
+from .ranking import DIGEST_LIMIT
 from .results import Chain, HistoryEntry, Hit, Listed, ReadResult, RecallResult
 from .session import Session
 from .upkeep import pending_count
@@ -99,7 +100,7 @@ def peek(session: Session, id: str) -> Listed | None:
         return Listed(row.id, row.path, row.title, row.state) if row else None
 
 
-def digest(session: Session, limit: int = 40) -> list[Hit]:
+def digest(session: Session, limit: int = DIGEST_LIMIT) -> list[Hit]:
     """The memories worth loading at session start: active preferences, then decisions (each by
     rank), then every other active memory newest first. Callers cut the list to a token budget."""
     with session.call() as index:

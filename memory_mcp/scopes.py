@@ -169,6 +169,18 @@ class ScopeConfig:
                 "give --store a folder of the project's own (e.g. PROJECT/.memory).")
 
 
+def merged_digest(lists: dict[str, list[Hit]]) -> list[Hit]:
+    """One digest from each store's (scope name -> its digest, the project's first): preferences and
+    decisions first (the project's before the user's within a type), then everything else newest
+    first, each hit named by its scope; one store's digest as it is."""
+    if len(lists) == 1:
+        return next(iter(lists.values()))
+    every = [replace(h, scope=name) for name, hits in lists.items() for h in hits]
+    first = sorted((h for h in every if h.type in ranking.DIGEST_FIRST), key=lambda h: ranking.DIGEST_FIRST.index(h.type))
+    rest = sorted((h for h in every if h.type not in ranking.DIGEST_FIRST), key=lambda h: h.updated or "", reverse=True)
+    return first + rest
+
+
 class Scopes:
     """The stores one server serves, in read order (the project's first)."""
 
@@ -276,15 +288,8 @@ class Scopes:
         return result
 
     def digest(self) -> list[Hit]:
-        """The session digest over every store: preferences and decisions first (the project's before
-        the user's within a type), then everything else newest first."""
-        if not self.scoped:
-            return self.stores[self.default].digest()
-        lists = [[replace(h, scope=name) for h in store.digest()] for name, store in self.stores.items()]
-        every = [h for hits in lists for h in hits]
-        first = sorted((h for h in every if h.type in ranking.DIGEST_FIRST), key=lambda h: ranking.DIGEST_FIRST.index(h.type))
-        rest = sorted((h for h in every if h.type not in ranking.DIGEST_FIRST), key=lambda h: h.updated or "", reverse=True)
-        return first + rest
+        """The session digest over every store (`merged_digest`)."""
+        return merged_digest({name: store.digest() for name, store in self.stores.items()})
 
     def status(self) -> StatusResult:
         """The project store's status; with scopes, the user store's counts and lists are added, so a

@@ -21,6 +21,7 @@ from .files import atomic_write
 from .index import Index
 from .lock import LOCK_TIMEOUT_SECONDS
 from .options import Conflicts, Feedback, Forget, Progress, Recall, Remember, Resolve, Update, build
+from .ranking import DIGEST_LIMIT
 from .results import (
     BulkResolveResult,
     ConflictPage,
@@ -162,7 +163,7 @@ class Store:
         """Title, path and state of a memory as the files say now (reconciled), or None."""
         return reads.peek(self.session, id)
 
-    def digest(self, limit: int = 40) -> list[Hit]:
+    def digest(self, limit: int = DIGEST_LIMIT) -> list[Hit]:
         """The memories worth loading at session start (preferences, decisions, then newest first)."""
         return reads.digest(self.session, limit)
 

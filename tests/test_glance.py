@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -21,7 +22,12 @@ from memory_mcp.store import Store
 def _hook(store: Path, home: Path, prompt: str, session: str, wrap: list[str] | None = None) -> tuple[str, set[str]]:
     """Run the prompt hook on `store` in a session: (its output, the modules it imported)."""
     payload = {"session_id": session, "cwd": str(home), "hook_event_name": "UserPromptSubmit", "prompt": prompt}
-    cmd = [sys.executable, "-X", "importtime", str(EXE), "hook", "UserPromptSubmit", "--store", str(store)]
+    return _run(store, home, payload, wrap)
+
+
+def _run(store: Path, home: Path, payload: dict[str, str], wrap: list[str] | None = None) -> tuple[str, set[str]]:
+    """Run the hook of `payload`'s event on `store`: (its output, the modules it imported)."""
+    cmd = [sys.executable, "-X", "importtime", str(EXE), "hook", payload["hook_event_name"], "--store", str(store)]
     env = {"HOME": str(home), "PATH": os.environ["PATH"], "GIT_CONFIG_NOSYSTEM": "1"}
     done = subprocess.run([*(wrap or []), *cmd], input=json.dumps(payload), capture_output=True, text=True,
                           env=env, timeout=60)
@@ -62,6 +68,34 @@ def test_prompt_hook_on_a_current_index_imports_none_of_the_heavy_modules(tmp_pa
     # Of the layers below the derived index, only the hooks' read and the store finder.
     below = {f"memory_mcp.{m}" for layer in ("git", "app") for m in LAYERS[layer]}
     assert sorted(loaded & below) == ["memory_mcp.glance", "memory_mcp.scopes"]
+
+
+def test_session_start_on_a_current_index_reads_it_without_the_store_unless_a_note_waits(tmp_path: Path) -> None:
+    # SessionStart opened the store (git, YAML) and walked every file to list 40 memories; on a current
+    # index it reads the digest as the prompt hook reads. A Claude Code auto-memory note waiting to be
+    # imported still takes the store's path, which imports it.
+    store, home, project = tmp_path / "store", tmp_path / "home", tmp_path / "proj"
+    home.mkdir()
+    project.mkdir()
+    s = Store.open(store)
+    s.remember("Money amounts are integer cents; never floats.", title="Money is integer cents", type="preference",
+               trust="user-stated")
+    s.close()
+    _set_back(store)
+    subprocess.run([str(EXE), "status", "--store", str(store)], capture_output=True, check=True,
+                   env={"HOME": str(home), "PATH": os.environ["PATH"]})
+    start = {"session_id": "a", "cwd": str(project), "hook_event_name": "SessionStart", "source": "startup"}
+    out, loaded = _run(store, home, start)
+    assert "Money is integer cents" in out and "memory_mcp.glance" in loaded
+    assert sorted(loaded & HEAVY) == []
+    notes = home / ".claude" / "projects" / re.sub(r"[^A-Za-z0-9]", "-", str(project.resolve())) / "memory"
+    notes.mkdir(parents=True)
+    (notes / "MEMORY.md").write_text("- [Build tool](build.md) - which tool builds\n")
+    (notes / "build.md").write_text("---\nname: Build with make\ndescription: The project builds with make "
+                                    "targets.\ntype: project\n---\nRun make all.\n")
+    out, loaded = _run(store, home, {**start, "session_id": "b"})
+    assert "imported 1 new Claude Code auto-memory note" in out and "memory_mcp.session" in loaded
+    assert "Money is integer cents" in out
 
 
 @needs_capsh
