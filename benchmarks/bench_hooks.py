@@ -1,6 +1,6 @@
 """The Claude Code hook commands end to end, process start included, at 1k and 10k memories.
 
-    python benchmarks/bench_hooks.py [--sizes 1000,10000] [--repeat 15]
+    python benchmarks/bench_hooks.py [--sizes 1000,10000] [--repeat 15] [--against OTHER/memory-mcp]
 
 Each hook runs as Claude Code runs it: a new `memory-mcp hook EVENT` process fed the hook's JSON on
 stdin. `python -c pass` is timed in the same run as the floor of any Python hook on this machine.
@@ -10,12 +10,17 @@ tests/hook_eval.py (most match nothing in a generated store: the search still ru
 Each row gives wall-clock time and the CPU time (user + system) of the hook process: on a machine
 shared with other work the wall clock grows with the load, the CPU time much less. The store is
 settled first (its files older than the last walk by the racy margin), as a store is between
-sessions: the prompt and file hooks then read the index as it is (glance.py)."""
+sessions: the prompt and file hooks then read the index as it is (glance.py).
+
+`--against` names another build's `memory-mcp` (say a worktree of main with its own venv): each hook
+then runs on both, one call after the other on the same input and store, so the two rows of a hook
+share the machine's load."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import statistics
 import subprocess
@@ -32,20 +37,25 @@ from perf import generate_store  # noqa: E402
 EXE = Path(sys.executable).parent / "memory-mcp"
 
 
-def timed(argv: list[str], inputs: list[str], env: dict[str, str]) -> tuple[list[float], list[float]]:
-    """Wall-clock and CPU milliseconds of one process per input."""
-    wall, cpu = [], []
+Times = tuple[list[float], list[float]]
+
+
+def timed(argvs: list[list[str]], inputs: list[str], envs: list[dict[str, str]]) -> list[Times]:
+    """Wall-clock and CPU milliseconds of one process per input, for each command line and its
+    environment (the command lines alternate on each input)."""
+    out: list[Times] = [([], []) for _ in argvs]
     for text in inputs:
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        start = time.perf_counter()
-        subprocess.run(argv, input=text, capture_output=True, text=True, env=env, check=True)
-        wall.append((time.perf_counter() - start) * 1000)
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        cpu.append((after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime) * 1000)
-    return wall, cpu
+        for argv, env, (wall, cpu) in zip(argvs, envs, out, strict=True):
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            start = time.perf_counter()
+            subprocess.run(argv, input=text, capture_output=True, text=True, env=env, check=True)
+            wall.append((time.perf_counter() - start) * 1000)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu.append((after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime) * 1000)
+    return out
 
 
-def row(name: str, times: tuple[list[float], list[float]]) -> str:
+def row(name: str, times: Times) -> str:
     wall, cpu = sorted(times[0]), sorted(times[1])
     return (f"{name:<34} p50 {statistics.median(wall):7.1f} ms   p95 {wall[int(0.95 * (len(wall) - 1))]:7.1f} ms"
             f"   cpu p50 {statistics.median(cpu):7.1f} ms")
@@ -56,7 +66,9 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", default="1000,10000")
     ap.add_argument("--repeat", type=int, default=15)
+    ap.add_argument("--against", type=Path, default=None, help="another build's memory-mcp, timed beside this one")
     args = ap.parse_args()
+    builds = [("", EXE), *([(" (--against)", args.against)] if args.against else [])]
     work = Path(tempfile.mkdtemp(prefix="bench-hooks-"))
     env = {"HOME": str(work), "PATH": "/usr/bin:/bin", "CLAUDE_PLUGIN_DATA": str(work / "data"),
            "MEMORY_MCP_AUTO_MEMORY": "off"}
@@ -66,7 +78,6 @@ def main() -> None:
     for n in (int(s) for s in args.sizes.split(",")):
         root = work / f"store-{n}"
         generate_store(root, n)
-        hook = [str(EXE), "hook"]
         store = ["--store", str(root)]
         # The index is built once, as the MCP server does on its first call (a hook's watchdog is shorter);
         # a second walk past the racy margin settles it, as time does between sessions.
@@ -84,12 +95,18 @@ def main() -> None:
         reads = [json.dumps({"session_id": f"v{i}", "cwd": str(project), "tool_name": "Read",
                              "tool_input": {"file_path": str(project / "src" / "billing" / "invoice.py")}})
                  for i in range(args.repeat)]
-        print(f"\n{n} memories")
-        print(row("python -c pass", timed([sys.executable, "-c", "pass"], [""] * args.repeat, env)))
-        print(row("hook UserPromptSubmit", timed([*hook, "UserPromptSubmit", *store], prompts, env)))
-        print(row("hook SessionStart (digest)", timed([*hook, "SessionStart", *store], starts, env)))
-        print(row("hook Stop (200-call transcript)", timed([*hook, "Stop", *store], stops, env)))
-        print(row("hook PreToolUse (Read of a file)", timed([*hook, "PreToolUse", *store], reads, env)))
+        print(f"\n{n} memories (load average {os.getloadavg()[0]:.1f} at the start)")
+        print(row("python -c pass", timed([[sys.executable, "-c", "pass"]], [""] * args.repeat, [env])[0]))
+        # Each build keeps its own session state: a Stop note given by one must not silence the other.
+        envs = [{**env, "CLAUDE_PLUGIN_DATA": str(work / f"data-{n}-{b}")} for b in range(len(builds))]
+        for event, name, inputs in (("UserPromptSubmit", "UserPromptSubmit", prompts),
+                                    ("SessionStart", "SessionStart (digest)", starts),
+                                    ("Stop", "Stop (200-call transcript)", stops),
+                                    ("PreToolUse", "PreToolUse (Read of a file)", reads)):
+            runs = timed([[str(exe), "hook", event, *store] for _, exe in builds], inputs, envs)
+            for (label, _), times in zip(builds, runs, strict=True):
+                print(row(f"hook {name}{label}", times))
+        print(f"(load average {os.getloadavg()[0]:.1f} at the end)")
 
 
 if __name__ == "__main__":
