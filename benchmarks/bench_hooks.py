@@ -13,8 +13,8 @@ settled first (its files older than the last walk by the racy margin), as a stor
 sessions: the prompt and file hooks then read the index as it is (glance.py).
 
 `--against` names another build's `memory-mcp` (say a worktree of main with its own venv): each hook
-then runs on both, one call after the other on the same input and store, so the two rows of a hook
-share the machine's load."""
+then runs on both, one call after the other on the same input and a copy of the same store each, so
+the two rows of a hook share the machine's load."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ import argparse
 import json
 import os
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -76,14 +77,19 @@ def main() -> None:
     transcript.write_text("\n".join(json.dumps({"type": "assistant", "message": {"content": [
         {"type": "tool_use", "name": "Edit", "input": {}}]}}) for _ in range(200)) + "\n")
     for n in (int(s) for s in args.sizes.split(",")):
-        root = work / f"store-{n}"
-        generate_store(root, n)
-        store = ["--store", str(root)]
+        generate_store(work / f"store-{n}-0", n)
+        # Each build gets its own copy of the store: two versions' indexes may differ in schema, and
+        # each would rebuild the other's on every call.
+        stores = [work / f"store-{n}-{b}" for b in range(len(builds))]
+        for root in stores[1:]:
+            shutil.copytree(stores[0], root, symlinks=True)
         # The index is built once, as the MCP server does on its first call (a hook's watchdog is shorter);
         # a second walk past the racy margin settles it, as time does between sessions.
-        subprocess.run([str(EXE), "status", *store], capture_output=True, env=env, check=True)
+        for (_, exe), root in zip(builds, stores, strict=True):
+            subprocess.run([str(exe), "status", "--store", str(root)], capture_output=True, env=env, check=True)
         time.sleep(2.1)
-        subprocess.run([str(EXE), "status", *store], capture_output=True, env=env, check=True)
+        for (_, exe), root in zip(builds, stores, strict=True):
+            subprocess.run([str(exe), "status", "--store", str(root)], capture_output=True, env=env, check=True)
         project = work / f"project-{n}"
         (project / "src" / "billing").mkdir(parents=True, exist_ok=True)
         prompts = [json.dumps({"session_id": f"s{i}", "cwd": str(work), "prompt": PROMPTS[i % len(PROMPTS)][0]})
@@ -103,7 +109,8 @@ def main() -> None:
                                     ("SessionStart", "SessionStart (digest)", starts),
                                     ("Stop", "Stop (200-call transcript)", stops),
                                     ("PreToolUse", "PreToolUse (Read of a file)", reads)):
-            runs = timed([[str(exe), "hook", event, *store] for _, exe in builds], inputs, envs)
+            runs = timed([[str(exe), "hook", event, "--store", str(root)] for (_, exe), root in zip(builds, stores, strict=True)],
+                         inputs, envs)
             for (label, _), times in zip(builds, runs, strict=True):
                 print(row(f"hook {name}{label}", times))
         print(f"(load average {os.getloadavg()[0]:.1f} at the end)")
