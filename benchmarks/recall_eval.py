@@ -30,12 +30,14 @@ import sqlite3
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+from locomo import CATEGORIES, Conversation, Turn, load_locomo  # noqa: E402
 
 from memory_mcp import files as mfiles  # noqa: E402
 from memory_mcp import query as mquery  # noqa: E402
@@ -45,12 +47,12 @@ from memory_mcp.schema import FileStat  # noqa: E402
 from memory_mcp.store import Store  # noqa: E402
 
 KS = (1, 5, 10, 25, 50)
-CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 TUNED_ON = [0, 1, 2, 3, 4]  # LoCoMo conversations used to tune fusion (index into locomo10.json)
 
-# A retriever is built from a list of documents and answers (query, k) with document indexes.
+# A retriever is built from a list of documents (and, for LoCoMo, each one's source and time when the
+# run gives them) and answers (query, k) with document indexes.
 Searcher = Callable[[str, int], list[int]]
-Builder = Callable[[list[str]], tuple[Searcher, Callable[[], None]]]
+Builder = Callable[[list[str], "list[Turn] | None"], tuple[Searcher, Callable[[], None]]]
 
 
 # ----------------------------------------------------------------------------------------------
@@ -63,14 +65,21 @@ def _ulid(i: int) -> str:
     return f"01HZZZ{i:020d}"
 
 
-def store_builder(docs: list[str]) -> tuple[Searcher, Callable[[], None]]:
+def _memory(mem_id: str, text: str, meta: list[Turn] | None, i: int) -> Memory:
+    """Document `i` as `memory_remember` would write it (with its source and time when given)."""
+    if meta is None:
+        return Memory(id=mem_id, body=compose_body(text, None))
+    return Memory(id=mem_id, body=compose_body(text, None), source=meta[i].source, created=meta[i].created)
+
+
+def store_builder(docs: list[str], meta: list[Turn] | None = None) -> tuple[Searcher, Callable[[], None]]:
     """Build a memory store holding `docs` (one memory file each) and search it with Store.search."""
     tmp = tempfile.TemporaryDirectory(prefix="recall-eval-")
     root = Path(tmp.name) / "store"
     store = Store.open(root)
     mem_dir = root / "memories"
     for i, text in enumerate(docs):
-        mem = Memory(id=_ulid(i), body=compose_body(text, None))
+        mem = _memory(_ulid(i), text, meta, i)
         (mem_dir / f"m{i:05d}.md").write_text(mfiles.serialize(mem), encoding="utf-8")
     store.reindex()
     id_to_doc = {_ulid(i): i for i in range(len(docs))}
@@ -85,7 +94,7 @@ def store_builder(docs: list[str]) -> tuple[Searcher, Callable[[], None]]:
     return search, close
 
 
-def project_builder(docs: list[str]) -> tuple[Searcher, Callable[[], None]]:
+def project_builder(docs: list[str], meta: list[Turn] | None = None) -> tuple[Searcher, Callable[[], None]]:
     """Index `docs` with the project's Index directly and search with query.text_scores.
 
     The same tables and planner as `store_builder` without files or git: used by the tuning tool
@@ -96,7 +105,7 @@ def project_builder(docs: list[str]) -> tuple[Searcher, Callable[[], None]]:
     with index.transaction():
         for i, text in enumerate(docs):
             # compose_body is what memory_remember does with content and no title.
-            mem = Memory(id=f"P{i:016X}", body=compose_body(text, None))
+            mem = _memory(f"P{i:016X}", text, meta, i)
             index.upsert(f"m/{i}.md", mem, [], stat)
     rowid_to_doc = {
         rowid: int(path[2:-3]) for rowid, path in index.conn.execute("SELECT rowid, path FROM memories")
@@ -124,7 +133,7 @@ _BASE_STOP = frozenset(str.split(
 def plain_builder(tokenizer: str) -> Builder:
     """The floor: one FTS5 table, OR of the question's word tokens, ranked by bm25()."""
 
-    def build(docs: list[str]) -> tuple[Searcher, Callable[[], None]]:
+    def build(docs: list[str], meta: list[Turn] | None = None) -> tuple[Searcher, Callable[[], None]]:
         conn = sqlite3.connect(":memory:")
         conn.execute(f"CREATE VIRTUAL TABLE d USING fts5(body, tokenize = '{tokenizer}')")
         conn.executemany("INSERT INTO d(rowid, body) VALUES (?, ?)", [(i, t) for i, t in enumerate(docs)])
@@ -146,82 +155,6 @@ def plain_builder(tokenizer: str) -> Builder:
 # LoCoMo
 # ----------------------------------------------------------------------------------------------
 
-_SESSION_RE = re.compile(r"^session_(\d+)$")
-_DIA_RE = re.compile(r"^D(\d+):(\d+)$")
-
-
-@dataclass
-class Conversation:
-    docs: list[str]
-    dia_ids: list[str]
-    questions: list[dict] = field(default_factory=list)
-
-
-def normalise_evidence(raw: Iterable[str], known: set[str]) -> tuple[list[str], int]:
-    """Split joined ids (`"D8:6; D9:17"`), strip zero padding (`D30:05`), drop unresolvable ids.
-
-    Returns (resolved ids, number of raw pieces skipped).
-    """
-    out: list[str] = []
-    skipped = 0
-    for item in raw:
-        for piece in re.split(r"[;,\s]+", str(item).strip()):
-            if not piece:
-                continue
-            m = _DIA_RE.match(piece)
-            if not m:
-                skipped += 1
-                continue
-            did = f"D{int(m.group(1))}:{int(m.group(2))}"
-            if did in known:
-                if did not in out:
-                    out.append(did)
-            else:
-                skipped += 1
-    return out, skipped
-
-
-def load_locomo(eval_dir: Path) -> tuple[list[Conversation], dict[str, int]]:
-    data = json.loads((eval_dir / "locomo10.json").read_text(encoding="utf-8"))
-    audit = json.loads((eval_dir / "locomo10_audit_errors.json").read_text(encoding="utf-8"))
-    corrected: dict[tuple[int, int], list[str]] = {}
-    for entry in audit:
-        m = re.match(r"^locomo_(\d+)_qa(\d+)$", entry.get("question_id", ""))
-        ce = entry.get("correct_evidence")
-        if m and isinstance(ce, list):
-            corrected[(int(m.group(1)), int(m.group(2)))] = ce
-    stats = {"skipped_original": 0, "skipped_corrected": 0, "empty_evidence": 0, "audit_substituted": 0}
-    convs = []
-    for ci, item in enumerate(data):
-        c = item["conversation"]
-        docs, ids = [], []
-        sessions = sorted(int(m.group(1)) for k in c if (m := _SESSION_RE.match(k)))
-        for s in sessions:
-            for turn in c[f"session_{s}"]:
-                text = f"{turn['speaker']}: {turn['text']}"
-                if turn.get("blip_caption"):
-                    text += f" [shares a photo of {turn['blip_caption']}]"
-                docs.append(text)
-                ids.append(turn["dia_id"])
-        conv = Conversation(docs, ids)
-        known = set(ids)
-        for qi, qa in enumerate(item["qa"]):
-            orig, sk = normalise_evidence(qa.get("evidence", []), known)
-            stats["skipped_original"] += sk
-            if (ci, qi) in corrected and sorted(corrected[(ci, qi)]) != sorted(qa.get("evidence", [])):
-                corr, sk2 = normalise_evidence(corrected[(ci, qi)], known)
-                stats["audit_substituted"] += 1
-            else:
-                corr, sk2 = orig, 0
-            stats["skipped_corrected"] += sk2
-            if not orig:
-                stats["empty_evidence"] += 1
-            conv.questions.append(
-                {"question": qa["question"], "category": qa["category"], "orig": orig, "corr": corr})
-        convs.append(conv)
-    return convs, stats
-
-
 def recall_at(ranked_ids: list[str], gold: list[str], k: int) -> float:
     if not gold:
         return 1.0  # the official metric counts a question without evidence as recalled
@@ -229,14 +162,15 @@ def recall_at(ranked_ids: list[str], gold: list[str], k: int) -> float:
     return sum(1 for g in gold if g in top) / len(gold)
 
 
-def locomo_rows(convs: list[Conversation], builder: Builder, which: list[int]) -> list[tuple]:
+def locomo_rows(convs: list[Conversation], builder: Builder, which: list[int], with_meta: bool = True) -> list[tuple]:
     """Per question (conversation, category, {variant: {k: recall}}); each question is searched in
-    its own conversation's store only."""
+    its own conversation's store only. `with_meta`: the turns' memories carry their session as
+    `source` and their time as `created` (else neither, as before the neighbour signal)."""
     kmax = max(KS)
     rows = []
     for ci in which:
         conv = convs[ci]
-        search, close = builder(conv.docs)
+        search, close = builder(conv.docs, conv.meta if with_meta else None)
         try:
             for q in conv.questions:
                 ranked = [conv.dia_ids[i] for i in search(q["question"], kmax)]
@@ -282,7 +216,7 @@ def load_squad(path: Path) -> tuple[list[str], list[tuple[str, int]]]:
 
 
 def eval_squad(paras: list[str], qs: list[tuple[str, int]], builder: Builder) -> dict:
-    search, close = builder(paras)
+    search, close = builder(paras, None)
     r1 = r5 = mrr = 0.0
     try:
         for q, gold in qs:
@@ -318,12 +252,16 @@ def run(eval_dir: Path, quick: bool, sets: list[str], baseline: bool, builder: B
         convs, stats = load_locomo(eval_dir)
         results["locomo_evidence_stats"] = stats
         which = TUNED_ON if quick else list(range(len(convs)))
-        rows = locomo_rows(convs, builder, which)
-        loc = {"project/all" if not quick else "project/tuned": aggregate_locomo(rows)}
-        if not quick:
-            # Tuned-on and held-out conversations apart, so overfitting would show.
-            loc["project/tuned"] = aggregate_locomo([r for r in rows if r[0] in TUNED_ON])
-            loc["project/held-out"] = aggregate_locomo([r for r in rows if r[0] not in TUNED_ON])
+        loc: dict = {}
+        # With the turns' session and time (what the neighbour signal reads), then without them:
+        # the difference is what that metadata is worth.
+        for label, with_meta in (("project", True), ("project-no-source", False)):
+            rows = locomo_rows(convs, builder, which, with_meta)
+            loc[f"{label}/all" if not quick else f"{label}/tuned"] = aggregate_locomo(rows)
+            if not quick:
+                # Tuned-on and held-out conversations apart, so overfitting would show.
+                loc[f"{label}/tuned"] = aggregate_locomo([r for r in rows if r[0] in TUNED_ON])
+                loc[f"{label}/held-out"] = aggregate_locomo([r for r in rows if r[0] not in TUNED_ON])
         if baseline:
             loc["plain-porter/all" if not quick else "plain-porter/tuned"] = aggregate_locomo(
                 locomo_rows(convs, plain_builder("porter unicode61"), which))

@@ -48,6 +48,9 @@ match at 1.0 (the scale the store uses for "no query" and MMR's similarity). Thi
 and also hides FTS5's IDF clamp: a term in more than half of a small store gets an IDF of 1e-6, so
 raw scores there are ~1e-6 and would round to 0.
 
+Neighbours in time (`neighbours.spread`, after coverage): the memories written just before and after
+one of the best candidates in its `source` gain a share of its score, when they are candidates too.
+
 No padding (`MIN_SHARE`): a candidate scoring under a thousandth of the best is dropped. Such a
 memory shares with the query only terms FTS5's clamp zeroed (in a store of 5, a word 3 of them
 hold), while another memory matched properly: it would be listed with score 0.0, i.e. as padding.
@@ -56,11 +59,11 @@ hold), while another memory matched properly: it would be listed with score 0.0,
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
-from memory_mcp import textproc
+from memory_mcp import neighbours, textproc
 
 if TYPE_CHECKING:
     from .schema import RowFilter
@@ -80,6 +83,9 @@ class SearchIndex(Protocol):
     def stem_texts(self, rowids: list[int]) -> dict[int, str]: ...
 
     def matches_any(self, table: str, match: str) -> bool: ...
+
+    def neighbours(self, rowids: Iterable[int], window: int, where: RowFilter | None = None
+                   ) -> dict[int, list[int]]: ...
 
 
 # Fusion weights per signal. Stems carry the most (inflection-proof); exact words add a bonus for
@@ -383,7 +389,7 @@ def text_scores(index: SearchIndex, query: str, pool: int, where: RowFilter | No
     # Each signal looks deeper than the pool so a memory that is second-best on two signals can
     # still beat one that is best on only one.
     limit = max(pool * 2, 50)
-    fused = apply_coverage(index, p, fuse(run_signals(index, p, limit, where)))
+    fused = neighbours.spread(index, apply_coverage(index, p, fuse(run_signals(index, p, limit, where))), where)
     top = sorted(fused.items(), key=lambda kv: (-kv[1], kv[0]))[:pool]
     if not top:
         return {}

@@ -35,6 +35,9 @@ CREATE TABLE IF NOT EXISTS entities (memory_rowid INTEGER NOT NULL, entity TEXT 
 CREATE INDEX IF NOT EXISTS entities_by_name ON entities(entity);
 CREATE INDEX IF NOT EXISTS entities_by_row ON entities(memory_rowid);
 CREATE INDEX IF NOT EXISTS memories_by_content ON memories(content_key);
+-- Recall's neighbours in time (neighbours.py): the memories written just before and after a match
+-- in its source, each one indexed step away.
+CREATE INDEX IF NOT EXISTS memories_by_source ON memories(source, created, id);
 CREATE TABLE IF NOT EXISTS secret_flags (path TEXT NOT NULL, kind TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS secret_flags_by_path ON secret_flags(path);
 -- Every recall reports coverage (files in error): a partial index holds just those rows.

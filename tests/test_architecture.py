@@ -15,7 +15,7 @@ LAYERS: dict[str, set[str]] = {
               "layout", "validate", "options", "results", "budget", "globs"},
     # SQLite, the recall pipeline and the watcher: rebuilt from the files
     "derived": {"index", "schema", "pairs", "termfreq", "overview", "sqlconn", "reconcile", "walk", "bulkread", "textproc", "query", "ranking", "conflicts", "search", "watch", "notify",
-                "vectors"},
+                "vectors", "neighbours"},
     # the only modules that run git
     "git": {"history", "sync", "memmerge", "incoming", "lock", "gitlocks", "gitremote"},
     # the use cases and the facade over them
