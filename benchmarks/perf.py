@@ -176,8 +176,16 @@ class Generated:
 
 def generate_store(root: Path, n: int, seed: int = 7) -> Generated:
     """A new store at `root` with `n` generated memories, committed in one commit (as an import)."""
-    rng = random.Random(seed)
     Store.open(root).close()
+    gen = write_memories(root, n, random.Random(seed))
+    _git(root, "add", "-A", "memories")
+    _git(root, "commit", "-q", "--no-verify", "-m", f"bench: import {n} memories")
+    return gen
+
+
+def write_memories(root: Path, n: int, rng: random.Random) -> Generated:
+    """`n` generated memory files written into the store at `root` by plain file writes (no tool,
+    no commit), as a person adds them by hand or an import copies them in."""
     start = datetime(2025, 1, 1, tzinfo=UTC)
     step = SPREAD_MINUTES / n  # creation dates over SPREAD_MONTHS whatever n, so every size has month folders
     mem_dir = root / "memories"
@@ -205,8 +213,6 @@ def generate_store(root: Path, n: int, seed: int = 7) -> Generated:
         if len(queries) < 400 and rng.random() < 0.5:
             words = [w.strip("`.,:;()") for w in content.split() if len(w.strip("`.,:;()")) > 3]
             queries.append(" ".join(rng.sample(words, min(len(words), rng.randint(2, 4)))))
-    _git(root, "add", "-A", "memories")
-    _git(root, "commit", "-q", "--no-verify", "-m", f"bench: import {n} memories")
     return Generated(root, ids, paths, queries)
 
 
