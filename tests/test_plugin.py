@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+import memory_mcp
+
 ROOT = Path(__file__).resolve().parent.parent
 PLUGIN = ROOT / "plugin"
 CLAUDE = ROOT / ".ci" / "node-tools" / "node_modules" / ".bin" / "claude"
@@ -27,6 +29,8 @@ def test_manifests_agree_with_the_package() -> None:
     assert [p["name"] for p in market["plugins"]] == ["memory-mcp"] == [manifest["name"]]
     assert (ROOT / market["plugins"][0]["source"]).resolve() == PLUGIN
     assert manifest["version"] == version  # an explicit version pins updates: bump both together
+    # --version, the log and the server's initialize answer all say memory_mcp.__version__.
+    assert memory_mcp.__version__ == version
     hooks = json.loads((PLUGIN / "hooks" / "hooks.json").read_text())["hooks"]
     assert set(hooks) == {"SessionStart", "UserPromptSubmit", "Stop", "PreToolUse"}
     for groups in hooks.values():
