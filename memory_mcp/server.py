@@ -27,7 +27,9 @@ from mcp.types import CallToolResult, TextContent
 from mcp.types import Tool as MCPTool
 from pydantic import BaseModel, Field, PrivateAttr, ValidationError
 
-from . import __version__, globs, options, render, toolcache
+import memory_mcp
+
+from . import globs, options, render, toolcache
 from .errors import Declined, Internal, InvalidArgument, StoreError, UnknownTool
 from .model import ForgetMode
 from .results import (
@@ -204,7 +206,7 @@ def build_server(root: Path | None = None, user_root: Path | None = None,
     `tools_in_background` registers the tools in a thread (`serve` does, to answer `initialize`
     sooner); tools/list and tool calls wait for it."""
     handle = scopes or ScopesHandle(ScopeConfig(root, user_root))
-    mcp = _Server("memory-mcp", instructions=INSTRUCTIONS, version=__version__)
+    mcp = _Server("memory-mcp", instructions=INSTRUCTIONS, version=memory_mcp.__version__)
     call = _Calls(handle)
     _add_digest(mcp, handle)
 
