@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Why-questions: does recall put the decision that gives the reason first?
 
-    python benchmarks/why_eval.py [--boost 1.0,1.5,2.0]
+    python benchmarks/why_eval.py [--boost 1.0,1.5,2.0] [--source "session 2026-12-02"]
 
 tests/data/why_set.json (our own prose, English, Russian, Korean): each scenario is an old decision,
 the decision that superseded it and says why (the gold answer), and distractors (facts, episodes,
@@ -28,14 +28,15 @@ from memory_mcp.store import Store  # noqa: E402
 WHY_SET = REPO / "tests" / "data" / "why_set.json"
 
 
-def build(root: Path) -> tuple[Store, list[tuple[str, str, str]]]:
-    """The store of every scenario, and (language, question, gold id) for each question."""
+def build(root: Path, source: str = "") -> tuple[Store, list[tuple[str, str, str]]]:
+    """The store of every scenario, and (language, question, gold id) for each question. `source`:
+    given to every memory, as one session writing them all in order would."""
     store = Store.open(root)
     asked: list[tuple[str, str, str]] = []
     for sc in json.loads(WHY_SET.read_text(encoding="utf-8"))["scenarios"]:
         ids: dict[str, str] = {}
         for m in sc["memories"]:
-            ids[m["key"]] = store.remember(m["text"], type=m["type"],
+            ids[m["key"]] = store.remember(m["text"], type=m["type"], source=source,
                                            supersedes=[ids[k] for k in m.get("supersedes", [])]).id
         asked += [(sc["lang"], q["q"], ids[q["gold"]]) for q in sc["questions"]]
     return store, asked
@@ -53,9 +54,10 @@ def r_at_1(store: Store, asked: list[tuple[str, str, str]]) -> dict[str, float]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--boost", default="1.0,1.25,1.5,2.0", help="values of WHY_DECISION_BOOST to measure")
+    ap.add_argument("--source", default="", help="one source for every memory (e.g. 'session 2026-12-02')")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="why-eval-") as tmp:
-        store, asked = build(Path(tmp) / "store")
+        store, asked = build(Path(tmp) / "store", args.source)
         print(f"{len(asked)} questions; R@1 (%) by language")
         for boost in (float(b) for b in args.boost.split(",")):
             search.WHY_DECISION_BOOST = boost
