@@ -1,12 +1,14 @@
 """Git: one commit per write, only the memory files, with the person's identity when they have one.
 
 `History` is the only thing in memory-mcp that runs git (its sync half, fetch / merge / push, is in
-gitremote.py). Callers catch `GitCommandError`, re-exported here."""
+gitremote.py; its reading half, log / status / files of a commit, in gitreads.py). Callers catch
+`GitCommandError`, re-exported here."""
 
 from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,15 +18,24 @@ from git import GitCommandError
 
 from . import gitlocks
 from .errors import RepoBusy
+from .gitobjects import (
+    FILE_MODE,
+    Entry,
+    ObjectFormat,
+    ObjectWriter,
+    Snapshot,
+    Unsupported,
+    empty_snapshot,
+    folders_above,
+    parse_tree,
+)
+from .gitreads import MAX_ARGV_PATHS, Commit, Deletion, ReadOps
 from .gitremote import RemoteOps
-from .layout import MEMORIES
-from .paths import shown
 
 __all__ = ["Commit", "Deletion", "GitCommandError", "HeadKeptMoving", "History"]
 
 FALLBACK_NAME = "memory-mcp"
 FALLBACK_EMAIL = "memory-mcp@localhost"
-MAX_ARGV_PATHS = 200
 # Files git keeps in its directory while an operation waits for the person; a commit now would land in
 # the middle of their merge or rebase.
 _IN_PROGRESS = (
@@ -56,23 +67,7 @@ class _ScratchBase:
     stat: tuple[int, int, int] | None
 
 
-@dataclass(frozen=True)
-class Commit:
-    commit: str
-    date: str
-    message: str
-
-
-@dataclass(frozen=True)
-class Deletion:
-    """One commit that deleted files: its sha, its committer date (ISO 8601) and the deleted paths."""
-
-    commit: str
-    date: str
-    paths: tuple[str, ...]
-
-
-class History(RemoteOps):
+class History(RemoteOps, ReadOps):
     """The store's git repository: the only object that runs git (plumbing through subprocess on the
     write path, GitPython's command wrapper elsewhere), always with `_env` on top of the process's."""
 
@@ -83,6 +78,9 @@ class History(RemoteOps):
         # The index the commits' trees are written from; the person's own index only gets the paths.
         self._scratch = self.git_dir / SCRATCH_INDEX
         self._base: _ScratchBase | None = None
+        # The commit this object last made (or read HEAD as) and the trees of it read so far.
+        self._tip: Snapshot | None = None
+        self._writer: ObjectWriter | None = None
         self._oid_hex: int | None = None
         self.deferred = False  # a commit was put off: a person's git held the index lock
         self._commits = 0
@@ -154,9 +152,12 @@ class History(RemoteOps):
         Returns the commit sha, or None when none of the paths differ from HEAD.
 
         Plumbing rather than `git commit --only`, which stats every file of the work tree on each
-        write: the paths are staged in the person's index as `git add` would, the commit's tree is
-        written from a scratch index kept in step with HEAD, and HEAD moves by compare-and-swap,
-        so a commit made meanwhile by someone else is never lost (the tree is rebuilt on top of it)."""
+        write: the paths are staged in the person's index as `git add` would, and the commit's tree is
+        the last commit's with new trees only along the changed paths, written in Python
+        (gitobjects.py); where only git's index gives the right tree (attributes, line-ending
+        conversion, a link or an executable) it is written from a scratch index kept in step with HEAD.
+        HEAD moves by compare-and-swap, so a commit made meanwhile by someone else is never lost (the
+        tree is rebuilt on top of it)."""
         if not paths:
             return None
         self.check_idle()
@@ -170,7 +171,12 @@ class History(RemoteOps):
                 # for their commit to sweep up under their message.
                 self.deferred = True
                 return None
-            commit = self._commit_entries(self._stage(paths, staging), message, subject)
+            self._git("update-index", "--add", "--remove", "-z", "--stdin",
+                      data=b"".join(p.encode() + b"\0" for p in paths), index=staging)
+            try:
+                commit = self._commit_changes(self._changes(paths), message, subject)
+            except Unsupported:
+                commit = self._commit_entries(self._staged(paths, staging), message, subject)
         if commit is not None:
             self._pack_now_and_then()
         return commit
@@ -193,32 +199,151 @@ class History(RemoteOps):
                     continue
                 self._base = _ScratchBase(head, tree, self._scratch_stat())
                 return None
-            parents = ["-p", head] if head else []
-            commit = self._git("commit-tree", tree, *parents, "-F", "-", data=message.encode()).strip()
-            reflog = f"commit{'' if head else ' (initial)'}: {subject}"
-            try:
-                # An empty old value: HEAD's branch must not exist yet.
-                self._git("update-ref", "-m", reflog, "HEAD", commit, head or "")
-            except git.GitCommandError:
-                if self._head() == head:
-                    # HEAD did not move: the ref could not be written (a lock another git holds, a full
-                    # disk); the caller maps git's own message to a clear error.
-                    raise
+            commit = self._advance(head, tree, message, subject)
+            if commit is None:
                 # HEAD moved since the scratch index was built (a person's commit, a pull, another
                 # process): build it again from the new HEAD and retry.
                 self._drop_scratch()
                 continue
             self._base = _ScratchBase(commit, tree, self._scratch_stat())
+            self._tip = None
             return commit
         raise HeadKeptMoving(["git", "update-ref", "HEAD"], 1,
                              b"HEAD kept moving while memory-mcp was committing; try again")
 
-    def _stage(self, paths: list[str], staging: Path) -> bytes:
-        """Stage `paths` in `staging`, the copy of the person's index, as `git add` / `git rm --cached`
-        would (their other staged work stays as it is) and return the paths' new entries as
+    def _advance(self, head: str | None, tree: str, message: str, subject: str) -> str | None:
+        """Commit `tree` on `head` and move HEAD to it if HEAD is still `head`; None when it moved."""
+        parents = ["-p", head] if head else []
+        commit = self._git("commit-tree", tree, *parents, "-F", "-", data=message.encode()).strip()
+        reflog = f"commit{'' if head else ' (initial)'}: {subject}"
+        try:
+            # An empty old value: HEAD's branch must not exist yet.
+            self._git("update-ref", "-m", reflog, "HEAD", commit, head or "")
+        except git.GitCommandError:
+            if self._head() == head:
+                # HEAD did not move: the ref could not be written (a lock another git holds, a full
+                # disk); the caller maps git's own message to a clear error.
+                raise
+            return None
+        return commit
+
+    def _commit_changes(self, changes: dict[str, Entry | None], message: str, subject: str) -> str | None:
+        """Commit the last commit's tree with `changes` applied, its new trees built in Python along
+        the changed paths; None when that is the last commit's tree. Raises Unsupported for a change
+        only git's index can make."""
+        paths = list(changes)
+        for _ in range(COMMIT_ATTEMPTS):
+            try:
+                base = self._snapshot(paths)
+            except git.GitCommandError:
+                self._tip = None
+                raise
+            snap = base.changed(changes, self._object_writer())
+            if snap.root == base.root:
+                if self._head() != base.commit:
+                    self._tip = None  # a person's revert, reset or commit moved HEAD: compare with it
+                    continue
+                return None
+            commit = self._advance(base.commit, snap.root.hex(), message, subject)
+            if commit is None:
+                self._tip = None  # HEAD moved since our last commit: rebuild on top of the new one
+                continue
+            snap.commit = commit
+            self._tip = snap
+            self._base = None  # the scratch index is a commit behind now
+            return commit
+        raise HeadKeptMoving(["git", "update-ref", "HEAD"], 1,
+                             b"HEAD kept moving while memory-mcp was committing; try again")
+
+    def _snapshot(self, paths: list[str]) -> Snapshot:
+        """The last commit (ours, or HEAD when we have none yet) with every folder `paths` need read."""
+        snap = self._tip
+        if snap is None:
+            head = self._head()
+            if head is None:
+                snap = empty_snapshot(self._object_format())
+            else:
+                found = self._batch([f"{head}^{{tree}}"])[0]
+                if found is None:
+                    raise Unsupported("HEAD's tree cannot be read")
+                snap = Snapshot(head, bytes.fromhex(found[0]), {"": parse_tree(found[2], self._raw_length())})
+            self._tip = snap
+        missing = snap.missing(paths)
+        rows = self._batch([f"{snap.commit}:{d}" for d in missing]) if missing and snap.commit else []
+        for k, d in enumerate(missing):
+            row = rows[k] if rows else None
+            if row is not None and row[1] != b"tree":
+                raise Unsupported(f"{d} is not a folder in HEAD")
+            snap.folders[d] = parse_tree(row[2], self._raw_length()) if row is not None else {}
+        return snap
+
+    def _changes(self, paths: list[str]) -> dict[str, Entry | None]:
+        """Each path's new tree entry (its blob written) or None when it is gone; Unsupported when git
+        would store something else than the file's bytes as a plain file (attributes, line-ending
+        conversion, a symbolic link, an executable) or the objects live where we do not write."""
+        if not self._plain_objects():
+            raise Unsupported("the repository's configuration asks git to write objects")
+        home = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
+        attributes = {self.git_dir / "info" / "attributes", home / "git" / "attributes"}
+        attributes.update(self.root / d / ".gitattributes" for p in paths for d in folders_above(p))
+        if any(a.exists() for a in attributes):
+            raise Unsupported("git attributes may filter the files")
+        writer = self._object_writer()
+        changes: dict[str, Entry | None] = {}
+        for path in paths:
+            full = self.root / path
+            try:
+                st = full.lstat()
+            except (FileNotFoundError, NotADirectoryError):
+                changes[path] = None
+                continue
+            if not stat.S_ISREG(st.st_mode) or st.st_mode & 0o111:
+                raise Unsupported(f"{path} is not a plain file")
+            changes[path] = (FILE_MODE, writer.write(b"blob", full.read_bytes()))
+        return changes
+
+    def _plain_objects(self) -> bool:
+        """Whether objects written here are what git would write: no object folder set by the
+        environment, no shared-repository permissions, no second hash, no line-ending conversion."""
+        if os.environ.get("GIT_OBJECT_DIRECTORY"):
+            return False
+        reader = self.repo.config_reader()
+        return not (reader.get_value("core", "sharedrepository", "") or reader.get_value("core", "attributesfile", "")
+                    or reader.get_value("extensions", "compatobjectformat", "")
+                    or str(reader.get_value("core", "autocrlf", "false")).lower() not in ("false", "0", "no", "off"))
+
+    def _object_format(self) -> ObjectFormat:
+        return ObjectFormat("sha256" if self._oid_length() == 64 else "sha1")
+
+    def _raw_length(self) -> int:
+        return self._oid_length() // 2
+
+    def _object_writer(self) -> ObjectWriter:
+        if self._writer is None:
+            self._writer = ObjectWriter(Path(self.repo.common_dir) / "objects", self._object_format())
+        return self._writer
+
+    def _batch(self, names: list[str]) -> list[tuple[str, bytes, bytes] | None]:
+        """Objects by name through one `git cat-file --batch`: (id, kind, body), or None where missing."""
+        out = self._git_bytes("cat-file", "--batch", data=b"".join(n.encode() + b"\n" for n in names))
+        found: list[tuple[str, bytes, bytes] | None] = []
+        at = 0
+        for _ in names:
+            end = out.index(b"\n", at)
+            header = out[at:end].split(b" ")
+            if len(header) != 3:  # "<name> missing" (or ambiguous)
+                found.append(None)
+                at = end + 1
+                continue
+            size = int(header[2])
+            found.append((header[0].decode(), header[1], out[end + 1:end + 1 + size]))
+            at = end + 1 + size + 1  # the content is followed by a newline
+        return found
+
+    def _staged(self, paths: list[str], staging: Path) -> bytes:
+        """The entries of `paths` in `staging`, the copy of the person's index they were just staged in
+        as `git add` / `git rm --cached` would (their other staged work stays as it is), as
         `update-index -z --index-info` input; a path gone from the index becomes a mode-0 entry."""
-        self._git("update-index", "--add", "--remove", "-z", "--stdin",
-                  data=b"".join(p.encode() + b"\0" for p in paths), index=staging)
         # ls-files takes no path list from a file: many paths read the whole index instead.
         out = self._git_bytes("ls-files", "-s", "-z", "--", *(paths if len(paths) <= MAX_ARGV_PATHS else []),
                               index=staging)
@@ -302,129 +427,3 @@ class History(RemoteOps):
                                                 env=self._process_env(),
                                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                                 stderr=subprocess.DEVNULL)
-
-    def tracked(self, paths: list[str]) -> set[str]:
-        """Which of `paths` git tracks (in its index)."""
-        out = self.repo.git.ls_files("-z", "--", *paths, env=self._env)
-        return {p for p in out.split("\0") if p}
-
-    def changed(self, wanted: list[str] | None = None) -> list[str]:
-        """Which of the `wanted` paths (default: all memory files and dictionary.md) git sees as changed
-        against HEAD, untracked included."""
-        few = wanted is not None and len(wanted) <= MAX_ARGV_PATHS
-        specs = wanted if wanted is not None and few else ["memories", "dictionary.md"]
-        out = self.repo.git.status("--porcelain", "-z", "--untracked-files=all", "--", *specs, env=self._env)
-        paths: list[str] = []
-        entries = iter(out.split("\0"))
-        for entry in entries:
-            if len(entry) < 4:
-                continue
-            paths.append(entry[3:])
-            if entry[0] in "RC":  # a rename is followed by its source path
-                paths.append(next(entries, ""))
-        # A name that is not UTF-8 is never indexed, so never committed (reconcile lists it); nor is
-        # anything below a memories/ that is a link (git refuses paths beyond one).
-        linked = (self.root / MEMORIES).is_symlink()
-        paths = [p for p in paths if p and shown(p) == p and not (linked and p.startswith(f"{MEMORIES}/"))]
-        if wanted is None or few:
-            return paths
-        keep = set(wanted)
-        return [p for p in paths if p in keep]
-
-    def blob(self, rev: str, path: str | None = None) -> bytes | None:
-        """The bytes of `path` as commit `rev` holds it (without a path, `rev` names the blob itself),
-        or None when there is no such file.
-
-        git itself rather than GitPython's object reader, which cannot read a SHA-256 repository."""
-        done = subprocess.run(["git", "cat-file", "blob", rev if path is None else f"{rev}:{path}"], cwd=self.root,
-                              capture_output=True, env=self._process_env())
-        return done.stdout if done.returncode == 0 else None
-
-    def log(self, path: str, limit: int = 20) -> list[Commit]:
-        """The commits that touched one file, newest first, following renames."""
-        try:
-            out = self.repo.git.log(f"-n{limit}", "--follow", "--format=%H%x1f%aI%x1f%s", "--", path,
-                                    env=self._env)
-        except git.GitCommandError:
-            return []
-        return [Commit(*line.split("\x1f", 2)) for line in out.splitlines() if line.count("\x1f") == 2]
-
-    def commit_at(self, until: str) -> Commit | None:
-        """The last first-parent commit of HEAD whose committer date is at or before `until` (ISO 8601
-        with an offset), or None when history starts after it. First parent: what this branch held
-        then, not the date a merged branch's commit was made elsewhere."""
-        out = self._git("log", "--first-parent", "-n1", f"--until={until}", "--format=%H%x1f%cI%x1f%s", "HEAD",
-                        check=False)
-        line = out.strip()
-        return Commit(*line.split("\x1f", 2)) if line.count("\x1f") == 2 else None
-
-    def memory_ids(self, rev: str) -> list[str] | None:
-        """The memories commit `rev` wrote (the Memory-Id trailers every memory-mcp commit carries), or
-        None when the store has no such commit."""
-        if rev.startswith("-"):  # an option, not a revision
-            return None
-        sha = self._git("rev-parse", "-q", "--verify", f"{rev}^{{commit}}", check=False).strip()
-        if not sha:
-            return None
-        out = self._git("log", "-1", "--format=%(trailers:key=Memory-Id,valueonly,separator=%x00)", sha)
-        return [v.strip() for v in out.split("\0") if v.strip()]
-
-    def files_at(self, commit: str, under: str = MEMORIES) -> list[tuple[str, bytes]]:
-        """Every regular file below `under` as `commit` holds it, (path, bytes) in path order, read
-        without a checkout: one `ls-tree` and one `cat-file --batch` for all of them. Names that are
-        not UTF-8 are left out, as a walk leaves them out of the index."""
-        listing = self._git_bytes("ls-tree", "-r", "-z", "--full-tree", commit, "--", under)
-        wanted: list[tuple[str, bytes]] = []
-        for record in listing.split(b"\0"):
-            if not record:
-                continue
-            info, raw_path = record.split(b"\t", 1)
-            mode, kind, sha = info.split(b" ")
-            try:
-                path = raw_path.decode("utf-8")
-            except UnicodeDecodeError:
-                continue
-            if kind == b"blob" and mode in (b"100644", b"100755"):
-                wanted.append((path, sha))
-        out = self._git_bytes("cat-file", "--batch", data=b"".join(sha + b"\n" for _, sha in wanted))
-        files: list[tuple[str, bytes]] = []
-        at = 0
-        for path, _ in wanted:
-            end = out.index(b"\n", at)
-            size = int(out[at:end].split(b" ")[2])
-            files.append((path, out[end + 1:end + 1 + size]))
-            at = end + 1 + size + 1  # the content is followed by a newline
-        return files
-
-    def changed_after(self, commit: str, path: str) -> str | None:
-        """The committer date (ISO 8601) of the first first-parent commit after `commit` that changed
-        or deleted `path`, or None when none did."""
-        out = self._git("log", "--first-parent", "--reverse", "--format=%cI", f"{commit}..HEAD", "--", path,
-                        check=False)
-        return out.split("\n", 1)[0].strip() or None
-
-    def deleted_files(self, under: str = "memories") -> list[Deletion]:
-        """Every commit that deleted files under `under`, newest first, with the paths it deleted
-        (read a deleted file's last text with `blob(f"{commit}^", path)`)."""
-        log = self.repo.git.log("--diff-filter=D", "--name-only", "-z", "--format=%x1e%H %cI", "--", under,
-                                env=self._env)
-        out: list[Deletion] = []
-        for chunk in log.split("\x1e"):
-            head, _, names = chunk.partition("\n")
-            if not head.strip("\0 "):
-                continue
-            sha, stamp = head.strip("\0 ").split()
-            out.append(Deletion(sha, stamp, tuple(filter(None, (n.strip("\n") for n in names.split("\0"))))))
-        return out
-
-    def short_log(self) -> str:
-        """`git log --format='%h %s'`: one line per commit of HEAD, newest first ("" without commits)."""
-        return self._git("log", "--format=%h %s", check=False)
-
-    def summary(self) -> dict[str, object]:
-        """Branch, head, and whether memory files have uncommitted changes."""
-        # rev-parse, not GitPython's objects: those cannot read a SHA-256 repository's refs.
-        head = self._head()
-        head = head[:12] if head else None
-        dirty = bool(self.repo.git.status("--porcelain", "--", "memories", "dictionary.md", env=self._env).strip())
-        return {"branch": self.branch(), "head": head, "memory_files_dirty": dirty}

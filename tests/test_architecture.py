@@ -17,7 +17,7 @@ LAYERS: dict[str, set[str]] = {
     "derived": {"index", "schema", "pairs", "termfreq", "overview", "sqlconn", "reconcile", "walk", "bulkread", "textproc", "query", "ranking", "conflicts", "search", "watch", "notify",
                 "vectors", "neighbours"},
     # the only modules that run git
-    "git": {"history", "sync", "memmerge", "incoming", "lock", "gitlocks", "gitremote"},
+    "git": {"history", "gitobjects", "gitreads", "sync", "memmerge", "incoming", "lock", "gitlocks", "gitremote"},
     # the use cases and the facade over them
     "app": {"session", "access", "reads", "writes", "settling", "upkeep", "importing", "transfer", "sources", "automemory", "scopes", "asof",
             "store", "glance", "embedding"},
@@ -133,7 +133,7 @@ def test_only_vectors_imports_the_dense_packages() -> None:
 
 
 # The modules that run git (`History` and what it is built from); everyone else asks them.
-GIT_RUNNERS = {"history", "gitremote"}
+GIT_RUNNERS = {"history", "gitremote", "gitreads"}
 
 
 def test_only_history_runs_git() -> None:

@@ -66,6 +66,10 @@ def test_commit_message_and_trailers_keep_their_format(core: Store) -> None:
 
 
 def test_a_lost_scratch_index_is_rebuilt_from_head(core: Store) -> None:
+    """Only commits git's own index must make use the scratch index: attributes are one such case."""
+    info = core.history.git_dir / "info"
+    info.mkdir(exist_ok=True)
+    (info / "attributes").write_text("*.md text\n")
     core.remember("The ocelot job runs at noon.")
     scratch = Path(git(core.root, "rev-parse", "--absolute-git-dir").strip()) / "memory-mcp.index"
     assert scratch.exists()

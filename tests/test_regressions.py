@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import subprocess
 import time
 from pathlib import Path
@@ -367,8 +368,12 @@ def test_memory_restored_after_a_person_reverted_its_commit_is_committed_again(s
 def test_head_moved_on_every_attempt_is_busy_and_the_file_is_committed_next_call(store: Path, s: Store) -> None:
     """Regression: when other commits moved HEAD on every compare-and-swap attempt (a script committing in
     a loop), the write failed with an internal 'HEAD kept moving' GitCommandError instead of store_busy.
-    A post-index-change hook stands in for that committer: each index write is followed by a commit."""
+    A post-index-change hook stands in for that committer: each index write is followed by a commit.
+    The hook sees only the scratch index's writes, which only a commit git's index must build makes
+    (attributes are set here); the commit built in Python is covered by the test after this one."""
     s.remember("The heron service restarts nightly.")
+    (store / ".git" / "info").mkdir(exist_ok=True)
+    (store / ".git" / "info" / "attributes").write_text("*.md text\n")
     hook = store / ".git" / "hooks" / "post-index-change"
     hook.write_text('#!/bin/sh\nc=$(git commit-tree "HEAD^{tree}" -p HEAD -m "someone else")\n'
                     'git update-ref HEAD "$c"\n')
@@ -378,6 +383,31 @@ def test_head_moved_on_every_attempt_is_busy_and_the_file_is_committed_next_call
             s.remember("The egret service restarts weekly.")
     finally:
         hook.unlink()
+    s.recall("egret")
+    assert memory_dirty(store) == ""
+    log = git(store, "log", "--format=%s")
+    assert "someone else" in log and "uncommitted" in log.splitlines()[0]
+
+
+def test_head_moved_before_every_compare_and_swap_of_a_python_built_commit_is_busy(
+        store: Path, s: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same guarantee for the commit whose trees are built in Python (no index write to hook): a
+    `git` first on PATH makes someone else's commit just before each of ours is created, so every
+    compare-and-swap of HEAD loses; the write is store_busy and the file committed on the next call."""
+    s.remember("The heron service restarts nightly.")
+    real = shutil.which("git")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    wrapper = bin_dir / "git"
+    wrapper.write_text(f'#!/bin/sh\nif [ "$1" = commit-tree ]; then\n'
+                       f'  c=$({real} commit-tree "HEAD^{{tree}}" -p HEAD -m "someone else")\n'
+                       f'  {real} update-ref HEAD "$c"\nfi\nexec {real} "$@"\n')
+    wrapper.chmod(0o755)
+    path = os.environ["PATH"]
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{path}")
+    with pytest.raises(Busy, match="kept moving HEAD"):
+        s.remember("The egret service restarts weekly.")
+    monkeypatch.setenv("PATH", path)
     s.recall("egret")
     assert memory_dirty(store) == ""
     log = git(store, "log", "--format=%s")
