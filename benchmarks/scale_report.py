@@ -72,7 +72,7 @@ def print_tables(report: Row) -> None:
     assert isinstance(first, list)
     if first:
         print("\n| first call after N hand-added files | first call (ms) | spawn to answer (ms) | "
-              "same, none added (ms) | all committed |")
+              "same, none added: first call / from spawn (ms) | all committed |")
         print("|---|---|---|---|---|")
         for f in first:
             print(f"| {f['added']:,} into {f['base']:,} | {f['first_call_ms']:.0f} | {f['spawn_to_answer_ms']:.0f} | "
@@ -108,6 +108,7 @@ def draw(report: Row, out: Path) -> bool:
         sizes = sorted({t["n"] for t in tiers})
         ax.set_xticks(sizes, [f"{n // 1000}k" if n >= 1000 else str(n) for n in sizes])
         ax.yaxis.set_major_formatter(ScalarFormatter())
+        ax.yaxis.set_minor_formatter(ScalarFormatter())
         ax.set_xlabel("memories in the store")
         ax.set_ylabel("p50 over stdio (ms)")
         ax.set_title(title)
