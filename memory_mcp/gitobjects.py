@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import os
 import secrets
+import time
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -162,3 +163,14 @@ class Snapshot:
 def empty_snapshot(fmt: ObjectFormat) -> Snapshot:
     """The snapshot of a branch with no commit yet: an empty root."""
     return Snapshot(None, fmt.object_id(b"tree", b""), {"": {}})
+
+
+def commit_body(tree: str, parent: str | None, author: str, committer: str, when: float, message: str) -> bytes:
+    """A commit object's body as `git commit-tree` writes it: `author` and `committer` are
+    "Name <email>", dated `when` (seconds) in the local time zone, the message kept verbatim."""
+    seconds = int(when)
+    offset = time.localtime(seconds).tm_gmtoff // 60
+    stamp = f"{seconds} {'-' if offset < 0 else '+'}{abs(offset) // 60:02d}{abs(offset) % 60:02d}"
+    lines = [f"tree {tree}"] + ([f"parent {parent}"] if parent else []) + [
+        f"author {author} {stamp}", f"committer {committer} {stamp}"]
+    return ("\n".join(lines) + "\n\n" + message).encode()

@@ -10,6 +10,7 @@ import contextlib
 import os
 import stat
 import subprocess
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,6 +26,7 @@ from .gitobjects import (
     ObjectWriter,
     Snapshot,
     Unsupported,
+    commit_body,
     empty_snapshot,
     folders_above,
     parse_tree,
@@ -81,6 +83,7 @@ class History(RemoteOps, ReadOps):
         # The commit this object last made (or read HEAD as) and the trees of it read so far.
         self._tip: Snapshot | None = None
         self._writer: ObjectWriter | None = None
+        self._ident: tuple[object, tuple[str, str] | None] | None = None  # (what it depends on, identity)
         self._oid_hex: int | None = None
         self.deferred = False  # a commit was put off: a person's git held the index lock
         self._commits = 0
@@ -213,8 +216,13 @@ class History(RemoteOps, ReadOps):
 
     def _advance(self, head: str | None, tree: str, message: str, subject: str) -> str | None:
         """Commit `tree` on `head` and move HEAD to it if HEAD is still `head`; None when it moved."""
-        parents = ["-p", head] if head else []
-        commit = self._git("commit-tree", tree, *parents, "-F", "-", data=message.encode()).strip()
+        signature = self._signature()
+        if signature is not None:
+            body = commit_body(tree, head, *signature, time.time(), message)
+            commit = self._object_writer().write(b"commit", body).hex()
+        else:
+            parents = ["-p", head] if head else []
+            commit = self._git("commit-tree", tree, *parents, "-F", "-", data=message.encode()).strip()
         reflog = f"commit{'' if head else ' (initial)'}: {subject}"
         try:
             # An empty old value: HEAD's branch must not exist yet.
@@ -226,6 +234,42 @@ class History(RemoteOps, ReadOps):
                 raise
             return None
         return commit
+
+    def _signature(self) -> tuple[str, str] | None:
+        """The author and committer ("Name <email>") git would put on a commit now, or None when only
+        `git commit-tree` should make it (a date or a signature asked for, an encoding, config includes).
+
+        Asked of `git var` once, and again whenever the environment or a config file that can set an
+        identity changes (their bytes are the key: a stat could miss an edit within the same tick)."""
+        names = ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL", "EMAIL",
+                 "HOME", "XDG_CONFIG_HOME", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_CONFIG_NOSYSTEM",
+                 "GIT_CONFIG_COUNT", "GIT_CONFIG_PARAMETERS", "GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE")
+        env = self._process_env()
+        if env.get("GIT_AUTHOR_DATE") or env.get("GIT_COMMITTER_DATE"):
+            return None
+        home = Path(env.get("HOME") or Path.home())
+        configs = [Path(self.repo.common_dir) / "config", self.git_dir / "config.worktree",
+                   Path(env.get("GIT_CONFIG_GLOBAL") or home / ".gitconfig"),
+                   Path(env.get("XDG_CONFIG_HOME") or home / ".config") / "git" / "config",
+                   Path(env.get("GIT_CONFIG_SYSTEM") or "/etc/gitconfig")]
+        texts = []
+        for config in configs:
+            try:
+                texts.append(config.read_bytes())
+            except OSError:
+                texts.append(b"")
+        if any(b"include" in t.lower() for t in texts):
+            return None
+        key = (tuple(env.get(n) for n in names), tuple(texts))
+        if self._ident is None or self._ident[0] != key:
+            author = self._git("var", "GIT_AUTHOR_IDENT").strip().rsplit(" ", 2)[0]
+            committer = self._git("var", "GIT_COMMITTER_IDENT").strip().rsplit(" ", 2)[0]
+            asks = self._git("config", "--get-regexp", r"^(commit\.gpgsign|i18n\.commitencoding)$", check=False)
+            plain = not any(line.split(" ", 1)[0].lower() == "i18n.commitencoding"
+                            or line.split(" ", 1)[-1].strip().lower() in ("true", "yes", "on", "1")
+                            for line in asks.splitlines())
+            self._ident = (key, (author, committer) if plain else None)
+        return self._ident[1]
 
     def _commit_changes(self, changes: dict[str, Entry | None], message: str, subject: str) -> str | None:
         """Commit the last commit's tree with `changes` applied, its new trees built in Python along

@@ -5,11 +5,13 @@ leaves to git's index. Real git repositories."""
 from __future__ import annotations
 
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
 from conftest import git
 
+from memory_mcp.gitobjects import commit_body
 from memory_mcp.history import History
 
 FORMATS = ["sha1", "sha256"]
@@ -110,3 +112,40 @@ def test_line_ending_conversion_commits_what_git_would(tmp_path: Path) -> None:
     (history.root / "memories" / "crlf.md").write_bytes(b"one\r\ntwo\r\n")
     assert history.commit_paths(["memories/crlf.md"], "crlf", []) is not None
     assert git(history.root, "cat-file", "-p", "HEAD:memories/crlf.md") == "one\ntwo\n"
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_a_commit_written_in_python_has_the_id_git_commit_tree_gives(tmp_path: Path, fmt: str) -> None:
+    """Same tree, parent, identity, second and message: the same commit id as `git commit-tree`."""
+    history = _repo(tmp_path / "store", fmt)
+    root = history.root
+    head = git(root, "rev-parse", "HEAD").strip()
+    tree = git(root, "rev-parse", "HEAD^{tree}").strip()
+    when = 1_700_000_000
+    message = "remember: a title\n\nbody line\n\nMemory-Id: 01ABC"
+    ours = history._object_writer().write(b"commit", commit_body(tree, head, "Pat <pat@example.org>",
+                                                                 "Sam <sam@example.org>", when, message)).hex()
+    offset = time.localtime(when).tm_gmtoff // 60
+    date = f"{when} {'-' if offset < 0 else '+'}{abs(offset) // 60:02d}{abs(offset) % 60:02d}"
+    env = {"PATH": "/usr/bin:/bin", "GIT_AUTHOR_NAME": "Pat", "GIT_AUTHOR_EMAIL": "pat@example.org",
+           "GIT_COMMITTER_NAME": "Sam", "GIT_COMMITTER_EMAIL": "sam@example.org",
+           "GIT_AUTHOR_DATE": date, "GIT_COMMITTER_DATE": date}
+    theirs = subprocess.run(["git", "-C", str(root), "commit-tree", tree, "-p", head, "-F", "-"], env=env,
+                            input=message, capture_output=True, text=True, check=True).stdout.strip()
+    assert ours == theirs
+    assert git(root, "cat-file", "-t", ours).strip() == "commit"
+
+
+def test_commits_carry_the_identity_configured_after_the_server_started(tmp_path: Path) -> None:
+    """The identity git would use is asked again when the repository's config changes."""
+    root = _repo(tmp_path / "store", "sha1").root
+    git(root, "config", "user.name", "Robin First")
+    git(root, "config", "user.email", "robin@example.org")
+    history = History(root)
+    (root / "memories" / "x.md").write_text("x\n")
+    history.commit_paths(["memories/x.md"], "one", [])
+    assert git(root, "log", "-1", "--format=%an").strip() == "Robin First"
+    git(root, "config", "user.name", "Robin Later")
+    (root / "memories" / "y.md").write_text("y\n")
+    history.commit_paths(["memories/y.md"], "two", [])
+    assert git(root, "log", "-1", "--format=%an <%ae>|%cn").strip() == "Robin Later <robin@example.org>|Robin Later"
