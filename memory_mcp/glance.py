@@ -59,6 +59,20 @@ def digest(roots: dict[str, Path], limit: int = ranking.DIGEST_LIMIT) -> list[Hi
     return merged_digest(lists)
 
 
+def other_version(roots: dict[str, Path]) -> Path | None:
+    """The first of `roots` whose index is another version's (an upgrade, or two versions sharing the
+    store): only a rebuild of every memory brings it up to date (seconds at 10,000), which a
+    prompt-time hook must not wait for. A missing index is not one: a store's first reader builds it."""
+    for root in roots.values():
+        path = index_path(root)
+        index = Index.open_existing(path) if path.is_file() else None
+        if index is None and path.is_file():
+            return root
+        if index is not None:
+            index.close()
+    return None
+
+
 @contextmanager
 def _current(root: Path) -> Iterator[tuple[Index, Dictionary] | None]:
     """The store's index and dictionary when the index is this version's and no memory file was

@@ -297,7 +297,7 @@ def user_prompt_submit(payload: dict[str, Any], options: Options) -> str:
 def recall_hits(roots: dict[str, Path], opts: Recall) -> list[Hit]:
     """Recall over the session's stores: from their indexes as they are when those are current (no
     git, YAML or lock to load: the prompt hook's budget is 250 ms), else through the stores, which
-    reconcile first."""
+    reconcile first; nothing when an index is another version's and must be rebuilt whole."""
     from . import glance
 
     if not roots:
@@ -305,6 +305,15 @@ def recall_hits(roots: dict[str, Path], opts: Recall) -> list[Hit]:
     hits = glance.recall(roots, opts)
     if hits is not None:
         return hits
+    stale = glance.other_version(roots)
+    if stale is not None:
+        # After an upgrade (a new index schema) the first reader rebuilds the index: at 10,000 memories
+        # that outlasts the hook's own watchdog, on every prompt until one finishes, and two versions
+        # sharing a store would rebuild it in turn. SessionStart, the server and the CLI rebuild it; a
+        # prompt goes without its memories meanwhile.
+        hookstate.log(f"the index of {stale} is from another version; this hook leaves its rebuild to "
+                      "the session start, the server or `memory-mcp reindex`")
+        return []
     scopes = open_scopes(roots)
     try:
         return scopes.recall(None, opts).results

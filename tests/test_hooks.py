@@ -100,6 +100,31 @@ def test_prompt_hook_output_shape_dedup_and_skips(env: dict[str, str], tmp_path:
         assert hook(env, "UserPromptSubmit", {**payload, "session_id": "s3", "prompt": prompt}, *args).stdout == ""
 
 
+def test_prompt_hook_leaves_the_rebuild_of_an_index_of_another_version_to_session_start(
+        env: dict[str, str], tmp_path: Path) -> None:
+    # After an upgrade the prompt hook rebuilt the whole index itself: at 10,000 memories past its
+    # 8 s watchdog, on every prompt. It now injects nothing and logs why; SessionStart rebuilds.
+    import sqlite3
+
+    from memory_mcp.layout import index_path
+
+    root = tmp_path / "store"
+    eval_store(root)
+    settled(root)
+    db = index_path(root)
+    with sqlite3.connect(db) as con:
+        con.execute("UPDATE meta SET value = 'an-older-version' WHERE key = 'schema_version'")
+    args = ("--store", str(root))
+    prompt = common(env, "UserPromptSubmit", prompt="customers are getting duplicate invoices from stripe again")
+    done = hook(env, "UserPromptSubmit", prompt, *args)
+    assert done.returncode == 0 and done.stdout == "" and done.stderr == ""
+    with sqlite3.connect(db) as con:
+        assert con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == "an-older-version"
+    assert "from another version" in (Path(env["CLAUDE_PLUGIN_DATA"]) / "state" / "hooks.log").read_text()
+    assert hook(env, "SessionStart", common(env, "SessionStart", "s9", source="startup"), *args).stdout
+    assert "Stripe webhook retries" in hook(env, "UserPromptSubmit", prompt, *args).stdout
+
+
 def test_session_start_gives_the_digest_and_what_it_showed_is_not_injected_again(
         env: dict[str, str], tmp_path: Path) -> None:
     store = tmp_path / "store"
