@@ -43,6 +43,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 from mcp import Client, StdioServerParameters
 
@@ -375,15 +376,22 @@ def _call(client: Client, name: str, args: dict) -> Callable[[], object]:
     return run
 
 
+async def warmed_noop(client: Client) -> Callable[[], Any]:
+    """A call with nothing to do (a listing by an entity no memory has), made twice around the
+    racily-clean window of the server's first scan, so the next ones measure a settled server."""
+    noop = _call(client, "memory_recall", {"entities": ["no-such-entity"], "limit": 1})
+    await noop()
+    await asyncio.sleep(2.1)  # out of the racily-clean window of the first scan
+    await noop()
+    return noop
+
+
 async def stdio_figures(gen: Generated, res: Result, watch: str | None, reps: Reps) -> None:
     """Everything measured through one `memory-mcp serve` process, then its peak RSS."""
     params = StdioServerParameters(command=str(EXE), args=["serve"], env=_env(gen.root, watch))
     rng = random.Random(11)
     async with Client(params, read_timeout_seconds=600) as client:
-        noop = _call(client, "memory_recall", {"entities": ["no-such-entity"], "limit": 1})
-        await noop()
-        await asyncio.sleep(2.1)  # out of the racily-clean window of the first scan
-        await noop()
+        noop = await warmed_noop(client)
         res.noop_stdio = await atimed(noop, reps.noops)
         qs = iter(gen.queries * 4)
         res.recall_stdio = await atimed(lambda: _call(client, "memory_recall", {"query": next(qs)})(), reps.queries)

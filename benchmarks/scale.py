@@ -52,6 +52,7 @@ from perf import (
     conflict_gate,
     machine,
     memory_text,
+    warmed_noop,
     write_memories,
 )
 from scale_report import draw, print_tables
@@ -119,10 +120,7 @@ async def over_stdio(gen: Generated, tier: Tier, reps: Reps, official_file: Path
     """Recall/search and remember/create on both servers, interleaved call by call."""
     ours = StdioServerParameters(command=str(EXE), args=["serve"], env=_env(gen.root))
     async with Client(ours, read_timeout_seconds=600) as client:
-        noop = _call(client, "memory_recall", {"entities": ["no-such-entity"], "limit": 1})
-        await noop()
-        await asyncio.sleep(2.1)  # out of the racily-clean window of the first scan
-        await noop()
+        noop = await warmed_noop(client)
         tier.noop = await atimed(noop, reps.noops)
         if official_file and entry:
             async with Client(official.params(entry, official_file), read_timeout_seconds=600) as other:
