@@ -391,15 +391,17 @@ def test_head_moved_on_every_attempt_is_busy_and_the_file_is_committed_next_call
 
 def test_head_moved_before_every_compare_and_swap_of_a_python_built_commit_is_busy(
         store: Path, s: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The same guarantee for the commit whose trees are built in Python (no index write to hook): a
-    `git` first on PATH makes someone else's commit just before each of ours is created, so every
-    compare-and-swap of HEAD loses; the write is store_busy and the file committed on the next call."""
+    """The same guarantee for the commit built in Python (no index write or commit-tree to hook): a
+    `git` first on PATH makes someone else's commit just before each compare-and-swap of ours
+    (`update-ref HEAD new old`), so every one loses; the write is store_busy and the file committed on
+    the next call. (It hooked commit-tree, which the commit written in Python no longer runs, so it
+    stopped moving HEAD and the test failed in the fresh-clone CI.)"""
     s.remember("The heron service restarts nightly.")
     real = shutil.which("git")
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     wrapper = bin_dir / "git"
-    wrapper.write_text(f'#!/bin/sh\nif [ "$1" = commit-tree ]; then\n'
+    wrapper.write_text(f'#!/bin/sh\nif [ "$1" = update-ref ] && [ "$#" -ge 5 ]; then\n'
                        f'  c=$({real} commit-tree "HEAD^{{tree}}" -p HEAD -m "someone else")\n'
                        f'  {real} update-ref HEAD "$c"\nfi\nexec {real} "$@"\n')
     wrapper.chmod(0o755)
