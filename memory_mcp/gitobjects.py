@@ -14,6 +14,7 @@ import time
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import BinaryIO
 
 TREE_MODE = b"40000"
 FILE_MODE = b"100644"
@@ -67,16 +68,30 @@ class ObjectWriter:
         path = self.objects / hexid[:2] / hexid[2:]
         if path.exists():
             return oid
-        path.parent.mkdir(exist_ok=True)
         tmp = path.parent / f"tmp_obj_memory_mcp_{os.getpid()}_{secrets.token_hex(4)}"
         try:
-            with open(tmp, "xb") as out:
+            with _create(tmp) as out:
                 out.write(zlib.compress(data, LOOSE_LEVEL))
             os.chmod(tmp, 0o444)
             os.replace(tmp, path)
         finally:
             tmp.unlink(missing_ok=True)
         return oid
+
+
+def _create(tmp: Path, attempts: int = 5) -> BinaryIO:
+    """`tmp` opened for writing, new, its fan-out folder made when missing.
+
+    The background `git repack -d` ends in `git prune-packed`, which removes every fan-out folder it
+    empties: one can vanish between our mkdir and our open (a 10,000-memory agent build failed so,
+    FileNotFoundError on objects/37/tmp_obj_...). Git's own object writer makes the folder again and
+    retries; so does this. Once the temporary file is in it, the folder is not empty and stays."""
+    for _ in range(attempts - 1):
+        try:
+            return open(tmp, "xb")
+        except FileNotFoundError:
+            tmp.parent.mkdir(exist_ok=True)
+    return open(tmp, "xb")
 
 
 def parse_tree(body: bytes, raw_length: int) -> Folder:

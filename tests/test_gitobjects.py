@@ -149,3 +149,40 @@ def test_commits_carry_the_identity_configured_after_the_server_started(tmp_path
     (root / "memories" / "y.md").write_text("y\n")
     history.commit_paths(["memories/y.md"], "two", [])
     assert git(root, "log", "-1", "--format=%an <%ae>|%cn").strip() == "Robin Later <robin@example.org>|Robin Later"
+
+
+def test_object_write_survives_prune_packed_removing_the_fan_out_folder(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """The background `git repack -d` runs `git prune-packed`, which removes the fan-out folders it
+    empties. A 10,000-memory agent build failed when one went between the writer's mkdir and its
+    open: the folder is removed here at that worst moment, once, and the object must still land."""
+    import builtins
+
+    from memory_mcp import gitobjects
+
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    objects = root / ".git" / "objects"
+    data = b"a memory body\n"
+    hexid = subprocess.run(["git", "hash-object", "--stdin"], input=data, cwd=root, capture_output=True,
+                           check=True).stdout.decode().strip()
+    (objects / hexid[:2]).mkdir(exist_ok=True)  # the folder is there when the writer looks
+    real_open = builtins.open
+    removed: list[Path] = []
+
+    def open_after_prune(file: object, *args: object, **kwargs: object) -> object:
+        folder = Path(str(file)).parent
+        if not removed and folder.parent == objects:
+            folder.rmdir()  # what prune-packed does to a folder it has emptied
+            removed.append(folder)
+        return real_open(file, *args, **kwargs)  # type: ignore[call-overload]
+
+    monkeypatch.setattr(gitobjects, "open", open_after_prune, raising=False)
+    writer = gitobjects.ObjectWriter(objects, gitobjects.ObjectFormat("sha1"))
+    oid = writer.write(b"blob", data)
+    assert removed, "the folder was never removed: the test did not exercise the race"
+    assert oid.hex() == hexid
+    shown = subprocess.run(["git", "cat-file", "-p", hexid], cwd=root, capture_output=True, check=True).stdout
+    assert shown == data
+    assert not [p for p in (objects / hexid[:2]).iterdir() if p.name.startswith("tmp_obj_")]
