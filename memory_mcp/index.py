@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -45,6 +46,9 @@ class Index:
         # Memories written or removed in the open transaction whose pairs are not recomputed yet:
         # done once, just before it commits (a reindex changes thousands).
         self._stale_pairs: set[str] = set()
+        # Term counts (`term_df`) gained and lost in the open transaction, written once before it
+        # commits or when the conflict gate reads them.
+        self._df_delta: Counter[str] = Counter()
         self._seen_version: int | None = None
 
     @classmethod
@@ -111,13 +115,14 @@ class Index:
 
     def transaction(self) -> Transaction:
         """`with index.transaction():` groups statements into one atomic commit."""
-        return Transaction(self.conn, self._forget_caches, self._refresh_pairs)
+        return Transaction(self.conn, self._forget_caches, self._before_commit)
 
     def _forget_caches(self) -> None:
         self._file_stats = None
         self._count = None
         self._open_pairs = None
         self._stale_pairs = set()
+        self._df_delta = Counter()
 
     def _check_caches(self) -> None:
         """Forget the cached table contents when another process committed since they were read."""
@@ -191,7 +196,8 @@ class Index:
         self.conn.execute("INSERT INTO fts_word(rowid, title, body, entities) VALUES (?,?,?,?)",
                           (rowid, title, body, ents_text))
         self.conn.execute("INSERT INTO fts_stem(rowid, title, body) VALUES (?,?,?)", (rowid, *derived.stems))
-        termfreq.add(self.conn, *derived.stems)
+        self._df_delta.update(termfreq.terms_of(*derived.stems))
+        self._terms_changed()
         self.conn.execute("INSERT INTO fts_tri(rowid, title, body, entities) VALUES (?,?,?,?)",
                           (rowid, title, body, ents_text))
         self.set_file(path, stat)
@@ -200,6 +206,20 @@ class Index:
         self._stale_pairs.add(mem_id)
         if not self.conn.in_transaction:
             self._refresh_pairs()
+
+    def _terms_changed(self) -> None:
+        if not self.conn.in_transaction:
+            self._flush_terms()
+
+    def _flush_terms(self) -> None:
+        """Write the term counts held back since the last flush (`termfreq.apply`)."""
+        if self._df_delta:
+            termfreq.apply(self.conn, self._df_delta)
+            self._df_delta = Counter()
+
+    def _before_commit(self) -> None:
+        self._refresh_pairs()
+        self._flush_terms()
 
     def _refresh_pairs(self) -> None:
         if self._stale_pairs:
@@ -212,7 +232,8 @@ class Index:
                                              (rowid,)).fetchone()
         self._tally(-1, tallied)
         pairs.unlink(self.conn, rowid)
-        termfreq.remove(self.conn, rowid)
+        self._df_delta.subtract(termfreq.stored_terms(self.conn, rowid))
+        self._terms_changed()
         for name in FTS_TABLES:
             self.conn.execute(f"DELETE FROM {name} WHERE rowid=?", (rowid,))
         self.conn.execute("DELETE FROM entities WHERE memory_rowid=?", (rowid,))
@@ -340,6 +361,7 @@ class Index:
 
     def doc_freq(self, terms: Iterable[str]) -> dict[str, int]:
         """term -> how many memories hold it in `fts_stem` (0 when none does)."""
+        self._flush_terms()  # inside a transaction that changed rows
         return termfreq.doc_freq(self.conn, terms)
 
     def matches_any(self, table: str, match: str) -> bool:

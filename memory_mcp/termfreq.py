@@ -9,29 +9,32 @@ looks up a few hundred terms); a table kept with the rows answers in one B-tree 
 from __future__ import annotations
 
 import sqlite3
+from collections import Counter
 from collections.abc import Iterable
 
 from .sqlconn import chunks
 
 
-def _terms(*stemmed: str) -> list[tuple[str]]:
+def terms_of(*stemmed: str) -> list[str]:
     """The distinct terms of texts as `fts_stem` holds them (whitespace-joined `textproc.terms`)."""
-    return [(t,) for t in dict.fromkeys(" ".join(stemmed).split())]
+    return list(dict.fromkeys(" ".join(stemmed).split()))
 
 
-def add(conn: sqlite3.Connection, title: str, body: str) -> None:
-    """Count a memory whose stemmed title and body are these."""
-    conn.executemany("INSERT INTO term_df(term, doc) VALUES (?, 1) ON CONFLICT(term) DO UPDATE SET doc = doc + 1",
-                     _terms(title, body))
-
-
-def remove(conn: sqlite3.Connection, rowid: int) -> None:
-    """Stop counting the memory `rowid`, before its `fts_stem` row is deleted."""
+def stored_terms(conn: sqlite3.Connection, rowid: int) -> list[str]:
+    """The distinct terms the memory `rowid` is counted under, read before its `fts_stem` row goes."""
     row = conn.execute("SELECT title, body FROM fts_stem WHERE rowid = ?", (rowid,)).fetchone()
-    if row:
-        terms = _terms(*row)
-        conn.executemany("UPDATE term_df SET doc = doc - 1 WHERE term = ?", terms)
-        conn.executemany("DELETE FROM term_df WHERE term = ? AND doc <= 0", terms)
+    return terms_of(*row) if row else []
+
+
+def apply(conn: sqlite3.Connection, delta: Counter[str]) -> None:
+    """Add `delta` (term -> memories gained, negative when lost) to the counts, in two statements.
+
+    A bulk index counts a batch's terms first and writes each term once: one upsert per term of each
+    memory was a quarter of the first call's time over 10,000 hand-added files."""
+    changed = [(t, n) for t, n in delta.items() if n]
+    conn.executemany("INSERT INTO term_df(term, doc) VALUES (?, ?)"
+                     " ON CONFLICT(term) DO UPDATE SET doc = doc + excluded.doc", changed)
+    conn.executemany("DELETE FROM term_df WHERE term = ? AND doc <= 0", [(t,) for t, n in changed if n < 0])
 
 
 def doc_freq(conn: sqlite3.Connection, terms: Iterable[str]) -> dict[str, int]:

@@ -154,3 +154,37 @@ def test_term_counts_follow_the_rows_as_they_change(tmp_path: Path) -> None:
         assert idx.doc_freq(["kestrel", "redi", "kafka"]) == {"kestrel": 1, "redi": 0, "kafka": 0}
     finally:
         idx.close()
+
+
+def _recount(idx: Index) -> dict[str, int]:
+    """term -> memories holding it, counted afresh from the `fts_stem` rows."""
+    counts: dict[str, int] = {}
+    for title, body in idx.conn.execute("SELECT title, body FROM fts_stem"):
+        for term in set(f"{title} {body}".split()):
+            counts[term] = counts.get(term, 0) + 1
+    return counts
+
+
+def test_term_counts_held_back_in_a_transaction_match_a_recount(tmp_path: Path) -> None:
+    """A bulk index writes the term counts once, before the transaction commits: read inside the
+    transaction (as the gate does during a write), after it, and after one rolled back, they are
+    what a recount of the rows gives."""
+    idx = Index.open(tmp_path / "index.sqlite")
+    try:
+        with idx.transaction():
+            for i in range(40):
+                _note(idx, i, f"Osprey shard {i % 7} lives on host {i % 3}; kestrel {i}.", [])
+            assert idx.doc_freq(["osprey", "kestrel", "shard"]) == {"osprey": 40, "kestrel": 40, "shard": 40}
+            for i in range(0, 40, 2):
+                _note(idx, i, f"Heron replaced osprey {i}.", [])  # same path: the row is replaced
+            for i in range(1, 40, 4):
+                idx.remove_path(f"{i}.md")
+        stored = dict(idx.conn.execute("SELECT term, doc FROM term_df"))
+        assert stored == _recount(idx)
+        with pytest.raises(RuntimeError), idx.transaction():
+            _note(idx, 100, "Albatross only here.", [])
+            raise RuntimeError("rolled back")
+        assert idx.doc_freq(["albatross"]) == {"albatross": 0}
+        assert dict(idx.conn.execute("SELECT term, doc FROM term_df")) == _recount(idx)
+    finally:
+        idx.close()
