@@ -228,7 +228,7 @@ def main() -> None:
     ap.add_argument("--work", type=Path, required=True, help="snapshots are kept (and reused) here")
     ap.add_argument("--agent", default="1000,10000", help="agent-built store sizes")
     ap.add_argument("--first-call", default="1000,10000", help="hand-added files, into the largest agent-built store")
-    ap.add_argument("--generated", default="30000,100000", help="generated store sizes")
+    ap.add_argument("--generated", default="10000,30000,100000", help="generated store sizes")
     ap.add_argument("--no-official", action="store_true", help="leave the official server out")
     ap.add_argument("--queries", type=int, default=100)
     ap.add_argument("--writes", type=int, default=30)
