@@ -30,7 +30,7 @@ def apply(conn: sqlite3.Connection, delta: Counter[str]) -> None:
     """Add `delta` (term -> memories gained, negative when lost) to the counts, in two statements.
 
     A bulk index counts a batch's terms first and writes each term once: one upsert per term of each
-    memory was a quarter of the first call's time over 10,000 hand-added files."""
+    memory took 3.6 of 15.9 s of a profiled reconcile of 10,000 hand-added files."""
     changed = [(t, n) for t, n in delta.items() if n]
     conn.executemany("INSERT INTO term_df(term, doc) VALUES (?, ?)"
                      " ON CONFLICT(term) DO UPDATE SET doc = doc + excluded.doc", changed)
