@@ -151,3 +151,41 @@ def test_failed_commit_ends_the_transaction_and_drops_its_cached_rows(tmp_path: 
     with other.transaction():
         other.set_file("memories/b.md", FileStat(3, 4, "k"))
     assert set(index.file_stats()) == {"memories/b.md"}
+
+
+def split(root: Path) -> bool:
+    """Whether the person's index is a split index (git's `link` extension names a shared index)."""
+    return b"link" in (root / ".git" / "index").read_bytes()[-4096:] and any((root / ".git").glob("sharedindex.*"))
+
+
+def test_a_large_index_is_staged_into_as_a_split_index(core: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    """From SPLIT_INDEX_BYTES on, a write rewrites only the changed entries of the person's index; git
+    reads it as before: status clean, every memory tracked, the person's own commit works."""
+    from memory_mcp import history
+
+    monkeypatch.setattr(history, "SPLIT_INDEX_BYTES", 1)
+    paths = [core.remember("The ocelot job runs at noon.").path, core.remember("The puma cache is LRU.").path]
+    assert split(core.root)
+    assert memory_changes(core) == ""
+    assert set(paths) <= set(git(core.root, "ls-files").split())
+    (core.root / "notes.txt").write_text("mine\n")
+    git(core.root, "add", "notes.txt")
+    git(core.root, "-c", "user.name=Pat", "-c", "user.email=pat@example.org", "commit", "-q", "-m", "person: notes")
+    assert git(core.root, "show", "--name-only", "--format=", "HEAD").split() == ["notes.txt"]
+    assert core.remember("The quokka service restarts nightly.").path in tracked(core)
+
+
+def test_a_person_who_configured_split_index_is_obeyed(core: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`core.splitIndex false` (libgit2 tools cannot read a split index) keeps the index whole, however big."""
+    from memory_mcp import history
+
+    monkeypatch.setattr(history, "SPLIT_INDEX_BYTES", 1)
+    git(core.root, "config", "core.splitIndex", "false")
+    core.remember("The ocelot job runs at noon.")
+    assert not split(core.root)
+    assert memory_changes(core) == ""
+
+
+def test_a_small_store_keeps_an_index_every_tool_reads(core: Store) -> None:
+    core.remember("The ocelot job runs at noon.")
+    assert not split(core.root)
