@@ -212,8 +212,11 @@ def _index_file(root: Path, index: Index, dictionary: Dictionary, report: Reconc
 
     rel, fstat, mem, shown = prep.rel, prep.stat, prep.memory, prep.shown
     assert mem is not None and shown is not None  # a parsed file has both
-    other = index.get(mem.id)
-    if other and other.path != rel and (root / other.path).exists():
+    # One lookup for both questions (another file with this id? this path's old row?): a bulk index
+    # of new files asked three, reading whole rows, for rows that mostly do not exist.
+    holders = index.holders(rel, mem.id)
+    other = next((h for h in holders if h.id == mem.id and h.path != rel), None)
+    if other and (root / other.path).exists():
         # Which file came first must not depend on walk order (a rebuild walks `copy-of-x.md` before
         # `x.md`): the one git tracks keeps the memory, so a person's copy is never written to.
         if not (tracked and tracked([rel, other.path]) == {rel}):
@@ -223,10 +226,11 @@ def _index_file(root: Path, index: Index, dictionary: Dictionary, report: Reconc
                       None)
         if other.path in report.reindexed:  # indexed earlier in this walk: not a hand edit to commit
             report.reindexed.remove(other.path)
+        holders = [h for h in holders if h.path != other.path]  # the other file's row is gone
     # A credential a person typed into a file is flagged for memory_status and indexed masked, so
     # recall, the digest and the hooks never show it.
     derived = prep.derived
-    old = index.get_by_path(rel)
+    old = next((h for h in holders if h.path == rel), None)
     if (old and old.id == mem.id and old.state == State.ARCHIVED and mem.state == State.ARCHIVED
             and old.body_sha != body_sha(shown.body)):
         # Fresh intent wins: a person who edits an archived memory's text wants it back.
@@ -241,6 +245,6 @@ def _index_file(root: Path, index: Index, dictionary: Dictionary, report: Reconc
         shown, derived = (files.masked(mem) if prep.secret_kinds else mem), None
         report.promoted.append(mem.id)
     entities, _ = dictionary.normalise_all(shown.entities)
-    index.upsert(rel, shown, entities, fstat, derived)
+    index.upsert(rel, shown, entities, fstat, derived, holders)
     index.set_secret_flags(rel, list(prep.secret_kinds))
     report.reindexed.append(rel)

@@ -9,7 +9,7 @@ import sqlite3
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from . import textproc
+from . import termfreq, textproc
 from .model import FIELDS, FieldSpec, Memory, body_sha, content_key
 from .ranking import WITHHOLD_AT
 
@@ -187,7 +187,8 @@ def column_value(f: FieldSpec, value: object) -> object:
     if f.kind == "enum":
         return value.value  # type: ignore[attr-defined]
     if f.kind == "list":
-        return json.dumps(value, ensure_ascii=False)
+        # Most lists are empty: json.dumps was a seventh of deriving a memory (50,000 calls a 10k reindex).
+        return json.dumps(value, ensure_ascii=False) if value else "[]"
     return value
 
 
@@ -198,6 +199,7 @@ class Derived:
 
     values: dict[str, object]  # the `memories` columns but path and entities
     stems: tuple[str, str]  # the stemmed title and body of the `fts_stem` table
+    terms: list[str]  # the distinct terms of `stems`, which `term_df` counts
 
 
 def derive(mem: Memory) -> Derived:
@@ -206,7 +208,19 @@ def derive(mem: Memory) -> Derived:
     values = {name: column_value(f, getattr(mem, name)) for name, f in INDEXED.items()}
     values.update(title=title, excerpt=mem.excerpt, content_key=content_key(body), body_sha=body_sha(body),
                   provisional=int(mem.provisional), body_chars=len(body))
-    return Derived(values, (textproc.stem_text(title), textproc.stem_text(body)))
+    stems = (textproc.stem_text(title), textproc.stem_text(body))
+    return Derived(values, stems, termfreq.terms_of(*stems))
+
+
+@dataclass(frozen=True)
+class Holder:
+    """What the index holds at a path or under an id, as far as indexing a file there needs to know."""
+
+    rowid: int
+    id: str
+    path: str
+    state: str
+    body_sha: str
 
 
 def _json_list(text: str) -> list[str]:

@@ -92,3 +92,24 @@ def test_digest_reads_sql_with_the_old_rules_and_order(tmp_path: Path) -> None:
     for limit in (1, 5, 20, 40, 100):
         assert [h.id for h in s.digest(limit)] == _digest_by_every_row(s, limit)
     assert len(s.digest(100)) == len(_digest_by_every_row(s, 100)) < 60
+
+
+def test_tallies_held_back_in_a_transaction_are_dropped_with_its_rollback(tmp_path: Path) -> None:
+    """The counts of a transaction are written just before it commits; one that rolls back leaves
+    them as they were, and the next commit writes only its own."""
+    import pytest
+
+    root = make_store(tmp_path / "s")
+    s = Store.open(root)
+    s.remember("The heron service retries three times.", type="decision")
+    before = _reported(s)
+    idx = s.index()
+    with pytest.raises(RuntimeError), idx.transaction():
+        fm_file(root, "held.md", "# Held\n\nThe plover cache is warm.\n", type="reference")
+        s.session.reconcile(idx, False)
+        raise RuntimeError("rolled back")
+    (root / "memories" / "held.md").unlink()
+    assert _reported(s) == before
+    s.remember("The ibis queue drains nightly at two.", type="episode")  # a commit after the rollback
+    assert _reported(s) == _counted(s)
+    assert s.status().counts["by_type"] == {"decision": 1, "episode": 1}

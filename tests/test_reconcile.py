@@ -256,3 +256,38 @@ def test_write_left_uncommitted_by_a_crash_is_committed_by_the_next_process(core
     assert git(core.root, "status", "--porcelain", "--", "memories").strip() == ""
     assert f"Memory-Id: {r.id}" in git(core.root, "log", "-1", "--format=%B")
     again.close()
+
+
+def test_fts_rows_held_back_in_a_transaction_are_searched_replaced_and_rolled_back(tmp_path: Path) -> None:
+    """A bulk index inserts the FTS rows a batch at a time: inside the transaction a search still
+    finds a memory just indexed, replacing or removing one leaves no row of it behind, and a
+    rollback leaves nothing; after the commit every table holds exactly the memories."""
+    from memory_mcp.index import FTS_BATCH, FTS_TABLES, Index
+    from memory_mcp.model import Memory, compose_body
+
+    idx = Index.open(tmp_path / "index.sqlite")
+
+    def note(i: int, text: str) -> None:
+        idx.upsert(f"{i}.md", Memory(id=f"M{i:025d}", body=compose_body(text, None)), [], FileStat(0, 0, ""))
+
+    try:
+        with idx.transaction():
+            for i in range(FTS_BATCH + 10):
+                note(i, f"Osprey shard {i} sits on the batch host.")
+            note(FTS_BATCH + 10, "The kestrel ledger is append only.")
+            assert len(idx.fts("fts_stem", '"kestrel"', 5)) == 1
+            note(FTS_BATCH + 11, "The heron queue drains nightly.")
+            note(FTS_BATCH + 11, "The plover queue drains hourly.")  # same path: replaced while held back
+            idx.remove_path(f"{FTS_BATCH + 10}.md")
+        assert idx.fts("fts_word", '"kestrel"', 5) == [] and idx.fts("fts_tri", '"heron"', 5) == []
+        assert len(idx.fts("fts_tri", '"plover"', 5)) == 1
+        with pytest.raises(RuntimeError), idx.transaction():
+            note(900, "The albatross only lives here.")
+            raise RuntimeError("rolled back")
+        assert idx.fts("fts_stem", '"albatross"', 5) == []
+        rowids = {r for (r,) in idx.conn.execute("SELECT rowid FROM memories")}
+        assert len(rowids) == FTS_BATCH + 11
+        for table in FTS_TABLES:
+            assert {r for (r,) in idx.conn.execute(f"SELECT rowid FROM {table}")} == rowids
+    finally:
+        idx.close()
