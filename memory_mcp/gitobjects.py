@@ -79,6 +79,29 @@ class ObjectWriter:
         return oid
 
 
+_PACK_TYPES = {b"commit": 1, b"tree": 2, b"blob": 3, b"tag": 4}
+
+
+def pack(objects: list[tuple[bytes, bytes]], fmt: ObjectFormat) -> bytes:
+    """A version 2 pack of `objects` ((kind, body), none deltified), for `git index-pack --stdin`.
+
+    One file for a batch instead of a loose file each: writing 10,000 loose objects (create, chmod,
+    rename in 256 folders) took 2.8-5.3 s on the ext4 of these machines, and as many files again
+    for the background repack to gather."""
+    out = [b"PACK", (2).to_bytes(4, "big"), len(objects).to_bytes(4, "big")]
+    for kind, body in objects:
+        size = len(body)
+        head = bytearray([(_PACK_TYPES[kind] << 4) | (size & 0x0F)])
+        size >>= 4
+        while size:
+            head[-1] |= 0x80
+            head.append(size & 0x7F)
+            size >>= 7
+        out += [bytes(head), zlib.compress(body, LOOSE_LEVEL)]
+    data = b"".join(out)
+    return data + hashlib.new(fmt.name, data).digest()
+
+
 def _create(tmp: Path, attempts: int = 5) -> BinaryIO:
     """`tmp` opened for writing, new, its fan-out folder made when missing.
 

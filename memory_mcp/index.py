@@ -338,6 +338,15 @@ class Index:
         r = self.conn.execute(f"SELECT {ROW_COLUMNS} FROM memories m WHERE m.path=?", (path,)).fetchone()
         return to_row(r) if r else None
 
+    def memory_ids(self, paths: list[str]) -> list[str]:
+        """The ids of the memories at `paths`, in their order, leaving out paths with none and
+        memories whose id comes from their path (provisional)."""
+        found: dict[str, str] = {}
+        for chunk in chunks(paths, 500):
+            found.update(self.conn.execute(f"SELECT path, id FROM memories WHERE NOT provisional AND path IN"
+                                           f" ({','.join('?' * len(chunk))})", chunk))
+        return [found[p] for p in paths if p in found]
+
     def rows(self, rowids: Iterable[int] | None = None) -> list[Row]:
         """Rows by rowid (all rows when None), in no particular order."""
         if rowids is None:

@@ -297,7 +297,7 @@ class Session:
             removed = set(report.removed)
             deleted = [p for p in paths if p in removed]
             edited = [p for p in paths if p not in removed and p != DICTIONARY]
-            ids = [r.id for r in (index.get_by_path(p) for p in edited) if r and not r.provisional]
+            ids = index.memory_ids(edited)
             ids += [report.removed_ids[p] for p in deleted if p in report.removed_ids]
             parts = [f"{n} file{'s' if n != 1 else ''} {what}" for n, what in
                      ((len(edited), "edited by hand"), (len(deleted), "deleted by hand")) if n]

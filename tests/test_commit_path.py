@@ -7,7 +7,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from conftest import commit_count, git
+from conftest import commit_count, fm_file, git
 
 from memory_mcp.index import Index
 from memory_mcp.schema import FileStat
@@ -189,3 +189,65 @@ def test_a_person_who_configured_split_index_is_obeyed(core: Store, monkeypatch:
 def test_a_small_store_keeps_an_index_every_tool_reads(core: Store) -> None:
     core.remember("The ocelot job runs at noon.")
     assert not split(core.root)
+
+
+def _hand_added(root: Path, n: int) -> list[str]:
+    return [str(fm_file(root, f"hand/note-{i}.md", f"# Note {i}\n\nThe heron shard {i} sits on host {i % 7}.\n")
+                .relative_to(root)) for i in range(n)]
+
+
+def _objects_complete(root: Path) -> None:
+    """Every object HEAD and the person's index name exists (fsck), and the person can commit."""
+    assert git(root, "fsck", "--no-progress", "--connectivity-only").strip() == ""
+    git(root, "write-tree")  # fails on an index entry whose object is missing
+
+
+def test_many_hand_added_files_are_committed_through_one_pack(core: Store) -> None:
+    """From BULK_STAGE paths on, git only hashes the files into the person's index and the blobs go
+    into one pack: nothing missing, no loose file each, the index and HEAD agree."""
+    from memory_mcp import history
+
+    core.recall("warm")
+    loose_before = int(git(core.root, "count-objects").split()[0])
+    paths = _hand_added(core.root, history.BULK_STAGE + 20)
+    core.recall("heron")
+    assert set(paths) <= tracked(core)
+    assert memory_changes(core) == ""
+    _objects_complete(core.root)
+    assert int(git(core.root, "count-objects").split()[0]) - loose_before < 20  # trees and the commit
+    assert list((core.root / ".git" / "objects" / "pack").glob("*.pack"))
+
+
+def test_a_file_changed_while_a_bulk_commit_reads_it_leaves_no_missing_object(core: Store,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """git hashed one version into the index, the commit read the next: git writes the object of
+    the version it hashed, so the person's index names no object that is missing."""
+    from memory_mcp import history
+
+    core.recall("warm")
+    paths = _hand_added(core.root, history.BULK_STAGE)
+    real = history.History._changes
+
+    def edit_then_read(self: history.History, changed: list[str]):  # type: ignore[no-untyped-def]
+        (self.root / paths[3]).write_text((self.root / paths[3]).read_text() + "\nEdited meanwhile.\n")
+        return real(self, changed)
+
+    monkeypatch.setattr(history.History, "_changes", edit_then_read)
+    core.recall("heron")
+    monkeypatch.undo()
+    _objects_complete(core.root)
+    core.recall("heron again")  # the edit made meanwhile is committed on the next call
+    assert memory_changes(core) == ""
+    _objects_complete(core.root)
+
+
+def test_a_bulk_commit_that_git_attributes_filter_is_left_to_git(core: Store) -> None:
+    from memory_mcp import history
+
+    core.recall("warm")
+    (core.root / "memories" / "hand").mkdir(parents=True)
+    (core.root / "memories" / "hand" / ".gitattributes").write_text("*.md text eol=lf\n")
+    paths = _hand_added(core.root, history.BULK_STAGE)
+    core.recall("heron")
+    assert set(paths) <= tracked(core)
+    _objects_complete(core.root)
