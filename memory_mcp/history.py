@@ -100,7 +100,9 @@ class History(RemoteOps, ReadOps):
         self.deferred = False  # a commit was put off: a person's git held the index lock
         self._commits = 0
         self._packer: subprocess.Popen[bytes] | None = None
-        self._split_logged = False  # the switch to a split index is said once a process
+        self._split_logged = False
+        self._split_config: tuple[object, bool] | None = None  # (what it depends on, the answer)
+        self._keeps: list[Path] = []  # .keep files of the packs a commit in progress wrote  # the switch to a split index is said once a process
 
     @staticmethod
     def init(root: Path) -> History:
@@ -180,6 +182,20 @@ class History(RemoteOps, ReadOps):
         self.clear_stale_locks()
         trailers = "".join(f"\nMemory-Id: {i}" for i in dict.fromkeys(memory_ids))
         message = subject + ("\n\n" + body.strip() if body.strip() else "") + ("\n" + trailers if trailers else "")
+        try:
+            commit = self._stage_and_commit(paths, message, subject)
+        finally:
+            # The commit names the packed blobs now (or failed): a repack may take them in.
+            for keep in self._keeps:
+                keep.unlink(missing_ok=True)
+            self._keeps = []
+        if commit is not None:
+            self._pack_now_and_then()
+        return commit
+
+    def _stage_and_commit(self, paths: list[str], message: str, subject: str) -> str | None:
+        """`commit_paths` under the person's index lock: stage `paths` in a copy of their index,
+        commit, and let the copy replace their index."""
         with gitlocks.holding_index(self.git_dir) as staging:
             if staging is None:
                 # A person's git holds their index (a `git commit` waiting for its editor). The files are
@@ -197,18 +213,15 @@ class History(RemoteOps, ReadOps):
             try:
                 changes = self._changes(paths)
                 if bulk:
-                    self._write_what_git_hashed(changes, staging, options)
-                commit = self._commit_changes(changes, message, subject)
+                    self._stage_what_we_read(changes, staging, options)
+                return self._commit_changes(changes, message, subject)
             except Unsupported:
                 if bulk:
                     # Only git knows what these files become (filters, links, modes): it writes them, from
                     # entries it must hash again (an entry whose stat is up to date is not re-read).
                     for how in (["--force-remove"], ["--add", "--remove"]):
                         self._git(*options, "update-index", *how, "-z", "--stdin", data=listing, index=staging)
-                commit = self._commit_entries(self._staged(paths, staging), message, subject)
-        if commit is not None:
-            self._pack_now_and_then()
-        return commit
+                return self._commit_entries(self._staged(paths, staging), message, subject)
 
     def _commit_entries(self, entries: bytes, message: str, subject: str) -> str | None:
         """Commit HEAD's tree with `entries` (update-index input) applied; None when that is HEAD's tree."""
@@ -316,13 +329,25 @@ class History(RemoteOps, ReadOps):
                 return []
         except OSError:
             return []
-        if any(b"splitindex" in t.lower() for t in self._config_texts(self._process_env())):
+        if self._person_sets_split_index():
             return []
         if not self._split_logged:
             self._split_logged = True
             log.info("the git index of %s is %s bytes: staging with core.splitIndex=true (set core.splitIndex "
                      "in the store's git config to choose otherwise)", self.root, index.stat().st_size)
         return ["-c", "core.splitIndex=true"]
+
+    def _person_sets_split_index(self) -> bool:
+        """Whether any configuration git reads here (included files, `-c` from the environment, a
+        system file wherever git was built to look) says anything about split indexes. Asked of
+        `git config` itself, again whenever a config file or the environment changes."""
+        env = self._process_env()
+        key = (tuple(sorted((k, v) for k, v in env.items() if k.startswith("GIT_CONFIG") or k in ("HOME", "XDG_CONFIG_HOME"))),
+               tuple(self._config_texts(env)))
+        if self._split_config is None or self._split_config[0] != key:
+            said = self._git("config", "--get-regexp", r"^(core\.splitindex|splitindex\.)", check=False)
+            self._split_config = (key, bool(said.strip()))
+        return self._split_config[1]
 
     def _commit_changes(self, changes: dict[str, Entry | None], message: str, subject: str) -> str | None:
         """Commit the last commit's tree with `changes` applied, its new trees built in Python along
@@ -407,7 +432,14 @@ class History(RemoteOps, ReadOps):
             else:
                 changes[path] = (FILE_MODE, writer.write(b"blob", full.read_bytes()))
         for start in range(0, len(blobs), PACK_OBJECTS):
-            self._git("index-pack", "--stdin", data=pack(blobs[start : start + PACK_OBJECTS], writer.fmt))
+            # Kept (a .keep file) until the commit names its blobs: a `git repack -a -d` meanwhile would
+            # delete a pack of objects nothing refers to yet.
+            out = self._git("index-pack", "--stdin", "--keep=memory-mcp: commit in progress",
+                            data=pack(blobs[start : start + PACK_OBJECTS], writer.fmt))
+            for line in out.splitlines():
+                kind, _, name = line.partition("\t")
+                if kind == "keep":
+                    self._keeps.append(Path(self.repo.common_dir) / "objects" / "pack" / f"pack-{name}.keep")
         return changes
 
     def _plain_objects(self) -> bool:
@@ -469,15 +501,20 @@ class History(RemoteOps, ReadOps):
                 entries[path] = mode + b" " + sha
         return entries
 
-    def _write_what_git_hashed(self, changes: dict[str, Entry | None], staging: Path, options: list[str]) -> None:
-        """After `update-index --info-only`: have git write the object of every file that changed
-        between its hashing and our read, so the person's index names no object that is missing."""
+    def _stage_what_we_read(self, changes: dict[str, Entry | None], staging: Path, options: list[str]) -> None:
+        """After `update-index --info-only`: where git hashed another version of a file than the one
+        read for the commit (changed or deleted in between), stage the commit's entry instead, whose
+        object exists, so the person's index and the commit agree and name no missing object."""
         entries = self._index_entries(list(changes), staging)
-        moved = [p for p, entry in changes.items()
-                 if entry is not None and entries.get(p.encode(), b" ").split(b" ")[1] != entry[1].hex().encode()]
-        if moved:
-            self._git(*options, "update-index", "--add", "--remove", "-z", "--stdin",
-                      data=b"".join(p.encode() + b"\0" for p in moved), index=staging)
+        removed = b"0 " + b"0" * self._oid_length()
+        fixes = []
+        for path, entry in changes.items():
+            ours = removed if entry is None else entry[0] + b" " + entry[1].hex().encode()
+            held = entries.get(path.encode())
+            if held is not None and held != ours:
+                fixes.append(ours + b"\t" + path.encode() + b"\0")
+        if fixes:
+            self._git(*options, "update-index", "-z", "--index-info", data=b"".join(fixes), index=staging)
 
     def _scratch_base(self) -> tuple[str | None, str]:
         """HEAD and its tree, with the scratch index holding that tree. Rebuilt when anything but this

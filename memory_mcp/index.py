@@ -104,7 +104,7 @@ class Index:
         return row[0] if row else None
 
     def _drop_all(self) -> None:
-        self._forget_caches()
+        self._forget_all()  # every row goes, and with them whatever was held back for one
         # Virtual tables first: dropping one drops its shadow tables with it.
         with self.transaction():
             for (name,) in self.conn.execute(
@@ -124,12 +124,17 @@ class Index:
 
     def transaction(self) -> Transaction:
         """`with index.transaction():` groups statements into one atomic commit."""
-        return Transaction(self.conn, self._forget_caches, self._before_commit)
+        return Transaction(self.conn, self._forget_all, self._before_commit)
 
     def _forget_caches(self) -> None:
+        """Drop what was read from the tables (another process may have changed them)."""
         self._file_stats = None
         self._count = None
         self._open_pairs = None
+
+    def _forget_all(self) -> None:
+        """Drop the read caches and the writes held back: a rollback, or every row going."""
+        self._forget_caches()
         self._stale_pairs = set()
         self._df_delta = Counter()
         self._tally_delta = Counter()
@@ -305,7 +310,7 @@ class Index:
 
     def clear(self) -> None:
         """Drop every file and memory row (usage survives: it is keyed by memory id)."""
-        self._forget_caches()
+        self._forget_all()  # what was held back for the rows going now goes with them
         for name in ("entities", "memories", "files", "secret_flags", "conflict_links", "open_pairs", "term_df",
                      "tallies"):
             self.conn.execute(f"DELETE FROM {name}")

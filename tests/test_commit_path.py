@@ -251,3 +251,60 @@ def test_a_bulk_commit_that_git_attributes_filter_is_left_to_git(core: Store) ->
     core.recall("heron")
     assert set(paths) <= tracked(core)
     _objects_complete(core.root)
+
+
+def test_a_file_deleted_while_a_bulk_commit_reads_it_leaves_no_missing_object(core: Store,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """git hashed a file into the index that is gone when the commit reads it: the index drops it
+    as the commit does, instead of naming a blob nobody wrote."""
+    from memory_mcp import history
+
+    core.recall("warm")
+    paths = _hand_added(core.root, history.BULK_STAGE)
+    real = history.History._changes
+
+    def delete_then_read(self: history.History, changed: list[str]):  # type: ignore[no-untyped-def]
+        (self.root / paths[5]).unlink()
+        return real(self, changed)
+
+    monkeypatch.setattr(history.History, "_changes", delete_then_read)
+    core.recall("heron")
+    monkeypatch.undo()
+    _objects_complete(core.root)
+    assert paths[5] not in git(core.root, "ls-files").split()
+    assert paths[5] not in tracked(core) and paths[6] in tracked(core)
+    assert memory_changes(core) == ""
+
+
+def test_a_bulk_commit_keeps_its_pack_until_the_commit_names_it(core: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A `git repack -a -d` deletes packs of objects nothing refers to: the blobs' pack carries a
+    .keep file while the commit is being made, and none once it is."""
+    from memory_mcp import history
+
+    core.recall("warm")
+    _hand_added(core.root, history.BULK_STAGE)
+    packs = core.root / ".git" / "objects" / "pack"
+    seen: list[int] = []
+    real = history.History._commit_changes
+
+    def look(self: history.History, *args, **kwargs):  # type: ignore[no-untyped-def]
+        seen.append(len(list(packs.glob("*.keep"))))
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(history.History, "_commit_changes", look)
+    core.recall("heron")
+    assert seen == [1]
+    assert list(packs.glob("*.keep")) == []
+    git(core.root, "repack", "-a", "-d", "-q")
+    _objects_complete(core.root)
+
+
+def test_a_split_index_setting_in_an_included_config_file_is_obeyed(core: Store,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    from memory_mcp import history
+
+    monkeypatch.setattr(history, "SPLIT_INDEX_BYTES", 1)
+    (core.root / ".git" / "extra.config").write_text("[core]\n\tsplitIndex = false\n")
+    git(core.root, "config", "include.path", "extra.config")
+    core.remember("The ocelot job runs at noon.")
+    assert not split(core.root)

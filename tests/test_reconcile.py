@@ -291,3 +291,25 @@ def test_fts_rows_held_back_in_a_transaction_are_searched_replaced_and_rolled_ba
             assert {r for (r,) in idx.conn.execute(f"SELECT rowid FROM {table}")} == rowids
     finally:
         idx.close()
+
+
+def test_another_connections_commit_does_not_drop_rows_held_back_in_a_transaction(tmp_path: Path) -> None:
+    """Noticing another connection's commit forgets what was read, never what this transaction
+    holds back to write: the memory indexed before the check keeps its FTS rows and its counts."""
+    from memory_mcp.index import FTS_TABLES, Index
+    from memory_mcp.model import Memory, compose_body
+
+    a, b = Index.open(tmp_path / "index.sqlite"), Index.open(tmp_path / "index.sqlite")
+    try:
+        a.count()
+        b.set_meta("touched", "by b")  # a commit a has not seen yet
+        with a.transaction():
+            a.upsert("1.md", Memory(id=f"M{1:025d}", body=compose_body("The kestrel ledger.", None)), [],
+                     FileStat(0, 0, ""))
+            a.count()  # sees b's commit
+        for table in FTS_TABLES:
+            assert a.conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0] == 1
+        assert a.conn.execute("SELECT n FROM tallies WHERE field = 'state'").fetchone()[0] == 1
+    finally:
+        a.close()
+        b.close()
