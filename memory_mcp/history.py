@@ -429,18 +429,24 @@ class History(RemoteOps, ReadOps):
                 body = full.read_bytes()
                 blobs.append((b"blob", body))
                 changes[path] = (FILE_MODE, writer.fmt.object_id(b"blob", body))
+                if len(blobs) == PACK_OBJECTS:  # an import of 100,000 files is not held in memory at once
+                    self._write_pack(blobs)
+                    blobs = []
             else:
                 changes[path] = (FILE_MODE, writer.write(b"blob", full.read_bytes()))
-        for start in range(0, len(blobs), PACK_OBJECTS):
-            # Kept (a .keep file) until the commit names its blobs: a `git repack -a -d` meanwhile would
-            # delete a pack of objects nothing refers to yet.
-            out = self._git("index-pack", "--stdin", "--keep=memory-mcp: commit in progress",
-                            data=pack(blobs[start : start + PACK_OBJECTS], writer.fmt))
-            for line in out.splitlines():
-                kind, _, name = line.partition("\t")
-                if kind == "keep":
-                    self._keeps.append(Path(self.repo.common_dir) / "objects" / "pack" / f"pack-{name}.keep")
+        if blobs:
+            self._write_pack(blobs)
         return changes
+
+    def _write_pack(self, objects: list[tuple[bytes, bytes]]) -> None:
+        """Write `objects` as one pack, kept (a .keep file) until the commit names them: a
+        `git repack -a -d` meanwhile would delete a pack of objects nothing refers to yet."""
+        out = self._git("index-pack", "--stdin", "--keep=memory-mcp: commit in progress",
+                        data=pack(objects, self._object_writer().fmt))
+        for line in out.splitlines():
+            kind, _, name = line.partition("\t")
+            if kind == "keep":
+                self._keeps.append(Path(self.repo.common_dir) / "objects" / "pack" / f"pack-{name}.keep")
 
     def _plain_objects(self) -> bool:
         """Whether objects written here are what git would write: no object folder set by the

@@ -277,10 +277,11 @@ def test_a_file_deleted_while_a_bulk_commit_reads_it_leaves_no_missing_object(co
 
 
 def test_a_bulk_commit_keeps_its_pack_until_the_commit_names_it(core: Store, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A `git repack -a -d` deletes packs of objects nothing refers to: the blobs' pack carries a
-    .keep file while the commit is being made, and none once it is."""
+    """A `git repack -a -d` deletes packs of objects nothing refers to: the blobs' packs (one per
+    PACK_OBJECTS) carry a .keep file while the commit is being made, and none once it is."""
     from memory_mcp import history
 
+    monkeypatch.setattr(history, "PACK_OBJECTS", history.BULK_STAGE // 2)
     core.recall("warm")
     _hand_added(core.root, history.BULK_STAGE)
     packs = core.root / ".git" / "objects" / "pack"
@@ -293,7 +294,7 @@ def test_a_bulk_commit_keeps_its_pack_until_the_commit_names_it(core: Store, mon
 
     monkeypatch.setattr(history.History, "_commit_changes", look)
     core.recall("heron")
-    assert seen == [1]
+    assert seen == [2]
     assert list(packs.glob("*.keep")) == []
     git(core.root, "repack", "-a", "-d", "-q")
     _objects_complete(core.root)
