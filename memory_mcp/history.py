@@ -59,6 +59,8 @@ PACK_EVERY = 100
 # From this many paths in one commit git only hashes them into the person's index and the objects
 # are written here (`commit_paths`); fewer, git writes them as `git add` does.
 BULK_STAGE = 100
+# What the .keep file of a pack written for a commit in progress says (`History._write_pack`).
+KEEP_REASON = "memory-mcp: commit in progress"
 # Objects of one pack written for a bulk commit (a few MB of memory files).
 PACK_OBJECTS = 5000
 # A person's index from this size on is staged into as a split index (`History._index_options`):
@@ -100,9 +102,9 @@ class History(RemoteOps, ReadOps):
         self.deferred = False  # a commit was put off: a person's git held the index lock
         self._commits = 0
         self._packer: subprocess.Popen[bytes] | None = None
-        self._split_logged = False
+        self._split_logged = False  # the switch to a split index is said once a process
         self._split_config: tuple[object, bool] | None = None  # (what it depends on, the answer)
-        self._keeps: list[Path] = []  # .keep files of the packs a commit in progress wrote  # the switch to a split index is said once a process
+        self._keeps: list[Path] = []  # .keep files of the packs a commit in progress wrote
 
     @staticmethod
     def init(root: Path) -> History:
@@ -438,10 +440,20 @@ class History(RemoteOps, ReadOps):
             self._write_pack(blobs)
         return changes
 
+    def _drop_stale_keeps(self) -> None:
+        """Remove the .keep files a commit of ours left when it was killed. Called under the person's
+        index lock, which every commit of ours holds while it writes packs: no other is in progress."""
+        for keep in (Path(self.repo.common_dir) / "objects" / "pack").glob("pack-*.keep"):
+            with contextlib.suppress(OSError):
+                if keep.read_bytes().strip() == KEEP_REASON.encode():
+                    keep.unlink()
+
     def _write_pack(self, objects: list[tuple[bytes, bytes]]) -> None:
         """Write `objects` as one pack, kept (a .keep file) until the commit names them: a
         `git repack -a -d` meanwhile would delete a pack of objects nothing refers to yet."""
-        out = self._git("index-pack", "--stdin", "--keep=memory-mcp: commit in progress",
+        if not self._keeps:
+            self._drop_stale_keeps()
+        out = self._git("index-pack", "--stdin", f"--keep={KEEP_REASON}",
                         data=pack(objects, self._object_writer().fmt))
         for line in out.splitlines():
             kind, _, name = line.partition("\t")

@@ -309,3 +309,25 @@ def test_a_split_index_setting_in_an_included_config_file_is_obeyed(core: Store,
     git(core.root, "config", "include.path", "extra.config")
     core.remember("The ocelot job runs at noon.")
     assert not split(core.root)
+
+
+def test_a_keep_file_left_by_a_killed_bulk_commit_is_removed_by_the_next(core: Store) -> None:
+    """A commit killed between writing its pack and committing leaves the .keep file: the next bulk
+    commit, holding the index lock no other commit of ours can hold meanwhile, removes it; a
+    person's own .keep file stays."""
+    from memory_mcp import history
+
+    core.recall("warm")
+    _hand_added(core.root, history.BULK_STAGE)
+    core.recall("heron")
+    packs = core.root / ".git" / "objects" / "pack"
+    ours = packs / f"{next(packs.glob('*.pack')).stem}.keep"
+    theirs = packs / f"pack-{'0' * 40}.keep"
+    ours.write_text(history.KEEP_REASON + "\n")
+    theirs.write_text("kept by pat\n")
+    for i in range(history.BULK_STAGE):
+        fm_file(core.root, f"more/note-{i}.md", f"# More {i}\n\nThe ibis shard {i}.\n")
+    core.recall("ibis")
+    assert not ours.exists() and theirs.read_text() == "kept by pat\n"
+    assert list(packs.glob("*.keep")) == [theirs]
+    _objects_complete(core.root)
