@@ -327,16 +327,15 @@ class History(RemoteOps, ReadOps):
         unset. The cost: libgit2 cannot read a split index (powerlevel10k's prompt, onefetch), so small
         stores, where the saving is a few milliseconds, keep the format every tool reads."""
         try:
-            if index.stat().st_size < SPLIT_INDEX_BYTES:
-                return []
+            size = index.stat().st_size
         except OSError:
             return []
-        if self._person_sets_split_index():
+        if size < SPLIT_INDEX_BYTES or self._person_sets_split_index():
             return []
         if not self._split_logged:
             self._split_logged = True
             log.info("the git index of %s is %s bytes: staging with core.splitIndex=true (set core.splitIndex "
-                     "in the store's git config to choose otherwise)", self.root, index.stat().st_size)
+                     "in the store's git config to choose otherwise)", self.root, size)
         return ["-c", "core.splitIndex=true"]
 
     def _person_sets_split_index(self) -> bool:
@@ -503,8 +502,12 @@ class History(RemoteOps, ReadOps):
         as `git add` / `git rm --cached` would (their other staged work stays as it is), as
         `update-index -z --index-info` input; a path gone from the index becomes a mode-0 entry."""
         staged = self._index_entries(paths, staging)
-        removed = b"0 " + b"0" * self._oid_length()
+        removed = self._removed_entry()
         return b"".join(staged.get(p, removed) + b"\t" + p + b"\0" for p in (p.encode() for p in paths))
+
+    def _removed_entry(self) -> bytes:
+        """The `update-index --index-info` mode and id that remove a path from the index."""
+        return b"0 " + b"0" * self._oid_length()
 
     def _index_entries(self, paths: list[str], index: Path) -> dict[bytes, bytes]:
         """path -> b"mode sha" of the entries of `paths` in the index file `index`."""
@@ -524,7 +527,7 @@ class History(RemoteOps, ReadOps):
         read for the commit (changed or deleted in between), stage the commit's entry instead, whose
         object exists, so the person's index and the commit agree and name no missing object."""
         entries = self._index_entries(list(changes), staging)
-        removed = b"0 " + b"0" * self._oid_length()
+        removed = self._removed_entry()
         fixes = []
         for path, entry in changes.items():
             ours = removed if entry is None else entry[0] + b" " + entry[1].hex().encode()

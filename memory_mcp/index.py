@@ -197,29 +197,30 @@ class Index:
         """Index one parsed memory file (replacing what was there for its path or id). `derived`
         when a worker process has made it already (`bulkread`); `replacing`, the `holders` of its
         path and id when the caller has just read them."""
-        if replacing is None:
-            replacing = self.holders(path, mem.id)
-        for old in replacing:
-            self._delete_rowid(old.rowid)
-        derived = derived or derive(mem)
-        # The entities as the caller normalised them (dictionary.md), not as the file spells them.
-        values = {**derived.values, "path": path, "entities": json.dumps(entities, ensure_ascii=False)}
-        cur = self.conn.execute(INSERT, tuple(values[name] for name in INSERT_COLUMNS))
-        self._tally(1, [values[c] for c in TALLIED])
-        rowid = cur.lastrowid
-        assert rowid is not None  # set by every INSERT
-        if self._count is not None:
-            self._count += 1
-        pairs.link(self.conn, rowid, mem.conflicts_with)
-        self._pairs_changed(mem.id)
-        self.conn.executemany("INSERT INTO entities(memory_rowid, entity) VALUES (?, ?)",
-                              [(rowid, e.lower()) for e in dict.fromkeys(entities)])
-        self._fts_rows.append((rowid, str(derived.values["title"]), mem.body, " ".join(entities), derived.stems))
-        if len(self._fts_rows) >= FTS_BATCH or not self.conn.in_transaction:
-            self._flush_fts()
-        self._df_delta.update(derived.terms)
-        self._terms_changed()
-        self.set_file(path, stat)
+        # Its own transaction when called outside one: the rows held back are written as it commits.
+        with self.transaction():
+            if replacing is None:
+                replacing = self.holders(path, mem.id)
+            for old in replacing:
+                self._delete_rowid(old.rowid)
+            derived = derived or derive(mem)
+            # The entities as the caller normalised them (dictionary.md), not as the file spells them.
+            values = {**derived.values, "path": path, "entities": json.dumps(entities, ensure_ascii=False)}
+            cur = self.conn.execute(INSERT, tuple(values[name] for name in INSERT_COLUMNS))
+            self._tally(1, [values[c] for c in TALLIED])
+            rowid = cur.lastrowid
+            assert rowid is not None  # set by every INSERT
+            if self._count is not None:
+                self._count += 1
+            pairs.link(self.conn, rowid, mem.conflicts_with)
+            self._stale_pairs.add(mem.id)
+            self.conn.executemany("INSERT INTO entities(memory_rowid, entity) VALUES (?, ?)",
+                                  [(rowid, e.lower()) for e in dict.fromkeys(entities)])
+            self._fts_rows.append((rowid, str(derived.values["title"]), mem.body, " ".join(entities), derived.stems))
+            if len(self._fts_rows) >= FTS_BATCH:
+                self._flush_fts()
+            self._df_delta.update(derived.terms)
+            self.set_file(path, stat)
 
     def _flush_fts(self) -> None:
         """Insert the FTS rows held back, one statement per table. Row by row, each insert between the
@@ -235,15 +236,6 @@ class Index:
                               [(r, *stems) for r, _, _, _, stems in rows])
         self.conn.executemany("INSERT INTO fts_tri(rowid, title, body, entities) VALUES (?,?,?,?)",
                               [(r, t, b, e) for r, t, b, e, _ in rows])
-
-    def _pairs_changed(self, mem_id: str) -> None:
-        self._stale_pairs.add(mem_id)
-        if not self.conn.in_transaction:
-            self._refresh_pairs()
-
-    def _terms_changed(self) -> None:
-        if not self.conn.in_transaction:
-            self._flush_terms()
 
     def _flush_terms(self) -> None:
         """Write the term counts held back since the last flush (`termfreq.apply`)."""
@@ -270,21 +262,18 @@ class Index:
         self._tally(-1, tallied)
         pairs.unlink(self.conn, rowid)
         self._df_delta.subtract(termfreq.stored_terms(self.conn, rowid))
-        self._terms_changed()
         for name in FTS_TABLES:
             self.conn.execute(f"DELETE FROM {name} WHERE rowid=?", (rowid,))
         self.conn.execute("DELETE FROM entities WHERE memory_rowid=?", (rowid,))
         self.conn.execute("DELETE FROM memories WHERE rowid=?", (rowid,))
         if self._count is not None:
             self._count -= 1
-        self._pairs_changed(mem_id)
+        self._stale_pairs.add(mem_id)
 
     def _tally(self, step: int, values: list[object]) -> None:
         """Count a row in (+1) or out (-1) of `tallies`, by its TALLIED values."""
         for key in zip(TALLIED, values, strict=True):
             self._tally_delta[key] += step
-        if not self.conn.in_transaction:
-            self._flush_tallies()
 
     def _flush_tallies(self) -> None:
         """Write the status counts held back since the last flush. A reindex of 10,000 memories made
@@ -304,9 +293,10 @@ class Index:
 
     def remove_memory_of(self, path: str) -> None:
         """Drop the memory row of a file but keep its file row (used when the file became unparseable)."""
-        for (rowid,) in self.conn.execute("SELECT rowid FROM memories WHERE path=?", (path,)).fetchall():
-            self._delete_rowid(rowid)
-        self.set_secret_flags(path, [])
+        with self.transaction():  # the counts it changes are written as this commits, when outside one
+            for (rowid,) in self.conn.execute("SELECT rowid FROM memories WHERE path=?", (path,)).fetchall():
+                self._delete_rowid(rowid)
+            self.set_secret_flags(path, [])
 
     def clear(self) -> None:
         """Drop every file and memory row (usage survives: it is keyed by memory id)."""

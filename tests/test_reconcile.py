@@ -313,3 +313,27 @@ def test_another_connections_commit_does_not_drop_rows_held_back_in_a_transactio
     finally:
         a.close()
         b.close()
+
+
+def test_an_upsert_outside_a_transaction_writes_everything_it_held_back(tmp_path: Path) -> None:
+    """Called on its own (no transaction open), an upsert or a removal is its own transaction: its
+    FTS rows, term counts and status counts are written when it returns, not left held back."""
+    from memory_mcp.index import FTS_TABLES, Index
+    from memory_mcp.model import Memory, compose_body
+
+    idx = Index.open(tmp_path / "index.sqlite")
+    try:
+        idx.upsert("1.md", Memory(id=f"M{1:025d}", body=compose_body("The kestrel ledger.", None)), [],
+                   FileStat(0, 0, ""))
+        assert not idx.conn.in_transaction
+        other = sqlite3.connect(tmp_path / "index.sqlite")  # sees only what was committed
+        for table in FTS_TABLES:
+            assert other.execute(f"SELECT count(*) FROM {table}").fetchone()[0] == 1
+        assert other.execute("SELECT doc FROM term_df WHERE term = 'kestrel'").fetchone() == (1,)
+        assert other.execute("SELECT n FROM tallies WHERE field = 'state'").fetchone() == (1,)
+        idx.remove_path("1.md")
+        assert other.execute("SELECT count(*) FROM term_df").fetchone() == (0,)
+        assert other.execute("SELECT n FROM tallies WHERE field = 'state'").fetchone() == (0,)
+        other.close()
+    finally:
+        idx.close()
