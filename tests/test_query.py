@@ -176,3 +176,49 @@ def test_when_questions_prefer_memories_that_say_when(tmp_path: Path) -> None:
         assert max(why, key=why.get) == rowid["0.md"]
     finally:
         idx.close()
+
+
+def _many(tmp_path: Path, n: int) -> Index:
+    """An index of `n` memories that all hold the stem `deploy`, in one of two word forms."""
+    idx = Index.open(tmp_path / "many.sqlite")
+    with idx.transaction():
+        for i in range(n):
+            form = "deploys" if i % 3 else "deploying"
+            text = f"Note {i}\n\nThe team {form} service{i} " + "again " * (i % 7)
+            idx.upsert(f"m{i}.md", Memory(id=f"P{i:016X}", body=compose_body(text, None)), [], FileStat(0, 0, ""))
+    return idx
+
+
+def test_fts_within_scores_only_those_rows_and_with_the_whole_query_bm25(tmp_path: Path) -> None:
+    idx = _many(tmp_path, 60)
+    try:
+        full = dict(idx.fts("fts_word", query.fts_or(["deploying", "service7"]), 100))
+        some = [r for r in list(full)[::4]] + [10_000]  # a rowid no memory has is no match
+        within = idx.fts("fts_word", query.fts_or(["deploying", "service7"]), 100, within=some)
+        assert {r for r, _ in within} == set(some) - {10_000}
+        assert all(s == full[r] for r, s in within)  # same statistics: bm25 as over all matches
+        assert [s for _, s in within] == sorted(s for _, s in within)
+    finally:
+        idx.close()
+
+
+def test_the_word_signal_scores_the_stem_signals_candidates_only(tmp_path: Path) -> None:
+    idx = _many(tmp_path, 60)
+    try:
+        signals = query.run_signals(idx, query.plan("deploying"), 10)
+        stem_rows = {r for r, _ in signals["stem"]}
+        assert len(stem_rows) == 10
+        # 20 memories say `deploying`; only those among the stem signal's ten get the word bonus.
+        assert signals["word"] and {r for r, _ in signals["word"]} <= stem_rows
+        full = dict(idx.fts("fts_word", query.fts_or(["deploying"]), 100))
+        assert all(s == -full[r] for r, s in signals["word"])
+    finally:
+        idx.close()
+
+
+def test_the_word_signal_searches_everything_when_no_stem_matched(index: tuple[Index, dict[int, str]]) -> None:
+    idx, names = index
+    p = query.plan("getuserbyid")
+    p.stems = ["nosuchstem"]  # a stem no memory holds: the word signal must not be cut to nothing
+    signals = query.run_signals(idx, p, 10)
+    assert signals["stem"] == [] and {names[r] for r, _ in signals["word"]} == {"ident"}
