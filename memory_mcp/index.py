@@ -16,6 +16,7 @@ from . import pairs, termfreq
 from .model import Memory
 from .schema import (
     FTS_TABLES,
+    HIDDEN,
     INSERT,
     INSERT_COLUMNS,
     ROW_COLUMNS,
@@ -28,6 +29,7 @@ from .schema import (
     Row,
     RowFilter,
     derive,
+    is_hidden,
     to_row,
 )
 from .sqlconn import Transaction, chunks, connect
@@ -58,6 +60,8 @@ class Index:
         # Rows for the three FTS tables, inserted a batch at a time (`_flush_fts`) and always before
         # anything reads or deletes from those tables.
         self._fts_rows: list[tuple[int, str, str, str, tuple[str, str]]] = []
+        # The rowids the usual recall leaves out (`schema.HIDDEN`), kept in step with the rows.
+        self._hidden: set[int] | None = None
         self._seen_version: int | None = None
 
     @classmethod
@@ -131,6 +135,7 @@ class Index:
         self._file_stats = None
         self._count = None
         self._open_pairs = None
+        self._hidden = None
 
     def _forget_all(self) -> None:
         """Drop the read caches and the writes held back: a rollback, or every row going."""
@@ -212,6 +217,8 @@ class Index:
             assert rowid is not None  # set by every INSERT
             if self._count is not None:
                 self._count += 1
+            if self._hidden is not None and is_hidden(values["state"], values["feedback"]):
+                self._hidden.add(rowid)
             pairs.link(self.conn, rowid, mem.conflicts_with)
             self._stale_pairs.add(mem.id)
             self.conn.executemany("INSERT INTO entities(memory_rowid, entity) VALUES (?, ?)",
@@ -268,6 +275,8 @@ class Index:
         self.conn.execute("DELETE FROM memories WHERE rowid=?", (rowid,))
         if self._count is not None:
             self._count -= 1
+        if self._hidden is not None:
+            self._hidden.discard(rowid)
         self._stale_pairs.add(mem_id)
 
     def _tally(self, step: int, values: list[object]) -> None:
@@ -405,6 +414,11 @@ class Index:
             raise ValueError(f"unknown FTS table {table}")
         self._flush_fts()
         weights = ", ".join(str(w) for w in FTS_TABLES[table][1])
+        if within is None and where is not None and where.hides_only():
+            rows = self._fts_visible(f"SELECT rowid, bm25({table}, {weights}) AS r FROM {table}"
+                                     f" WHERE {table} MATCH ? ORDER BY r LIMIT ?", match, limit)
+            if rows is not None:
+                return rows
         join, cond, args = where.against(f"{table}.rowid") if where else ("", "", [])
         if within is not None:
             # The unary + keeps SQLite from handing the list to FTS5 as rowid lookups: it would
@@ -414,6 +428,25 @@ class Index:
         return list(self.conn.execute(
             f"SELECT {table}.rowid, bm25({table}, {weights}) AS r FROM {table}{join}"
             f" WHERE {table} MATCH ?{cond} ORDER BY r LIMIT ?", (match, *args, limit)))
+
+    def _fts_visible(self, sql: str, match: str, limit: int) -> list[tuple[int, float]] | None:
+        """The best `limit` matches of the usual recall, ranked over all rows and the hidden ones
+        dropped here; None when too many of the best were hidden (the caller filters in SQL then).
+        Excluding them in SQL built the list of hidden rowids for every query: +0.5 ms at 10,000
+        memories and +6 ms at 100,000 (10,028 hidden) on the perf harness's stem queries."""
+        hidden = self.hidden_rowids()
+        fetch = limit + min(len(hidden), limit)
+        got = self.conn.execute(sql, (match, fetch)).fetchall()
+        rows = [(r, s) for r, s in got if r not in hidden]
+        # Exact either way: every match left out ranks below every one fetched.
+        return rows[:limit] if len(rows) >= limit or len(got) < fetch else None
+
+    def hidden_rowids(self) -> set[int]:
+        """The rowids of the memories the usual recall leaves out (`schema.HIDDEN`)."""
+        self._check_caches()
+        if self._hidden is None:
+            self._hidden = {r for (r,) in self.conn.execute(f"SELECT rowid FROM memories WHERE {HIDDEN}")}
+        return self._hidden
 
     def doc_freq(self, terms: Iterable[str]) -> dict[str, int]:
         """term -> how many memories hold it in `fts_stem` (0 when none does)."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import NamedTuple
 
 from . import termfreq, textproc
@@ -151,6 +151,11 @@ TALLIED = ("state", "type", "trust")
 # The memories a recall leaves out unless asked (RowFilter.against); one literal, so the partial
 # index `memories_hidden` matches the query's condition exactly.
 HIDDEN = f"state != 'active' OR feedback <= {WITHHOLD_AT}"
+
+
+def is_hidden(state: object, feedback: object) -> bool:
+    """`HIDDEN` for the values of one row (the index keeps the set of such rows as it writes them)."""
+    return state != "active" or (isinstance(feedback, int | float) and feedback <= WITHHOLD_AT)
 # The conditions of those partial indexes, literal so that a query repeating one uses its index.
 REVIEW = "state = 'active' AND coalesce(review_after, '') != ''"
 EPISODES = "state = 'active' AND type = 'episode'"
@@ -260,13 +265,19 @@ class RowFilter:
             parts.append("m.paths != '[]'")
         return "".join(f" AND {p}" for p in parts), args
 
+    def hides_only(self) -> bool:
+        """Whether this is the usual recall's filter: active memories not withheld, of any type and
+        entity, so a search may rank first and drop the `HIDDEN` rows after (`Index.fts`)."""
+        return (not self.types and not self.entities and not self.with_paths and self.states == {"active"}
+                and self.withhold_at == WITHHOLD_AT)
+
     def against(self, rowid: str) -> tuple[str, str, list[object]]:
         """(a JOIN, conditions each prefixed with AND, their arguments) that restrict a search over a
         table whose memory rowid is the column `rowid`. The usual recall (active, not withheld, any
         type) needs no join: it excludes the few hidden rows through the `memories_hidden` index,
         measured at about the cost of an unfiltered search; a join looks up every match's row (+27-36%
         on the perf harness's stem queries at 10,000 memories)."""
-        if not self.types and self.states == {"active"} and self.withhold_at == WITHHOLD_AT:
+        if replace(self, entities=()).hides_only():
             cond = f" AND {rowid} NOT IN (SELECT rowid FROM memories WHERE {HIDDEN})"
             if not self.entities:
                 return "", cond, []

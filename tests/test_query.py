@@ -11,8 +11,9 @@ from hypothesis import strategies as st
 
 from memory_mcp import query
 from memory_mcp.index import Index
-from memory_mcp.model import Memory, compose_body
-from memory_mcp.schema import FileStat
+from memory_mcp.model import Memory, State, compose_body
+from memory_mcp.ranking import WITHHOLD_AT
+from memory_mcp.schema import HIDDEN, FileStat, RowFilter
 
 DOCS = {
     "deploy": "Deployment runbook\n\nWe deploy the API with blue-green switching on Fridays.",
@@ -222,3 +223,61 @@ def test_the_word_signal_searches_everything_when_no_stem_matched(index: tuple[I
     p.stems = ["nosuchstem"]  # a stem no memory holds: the word signal must not be cut to nothing
     signals = query.run_signals(idx, p, 10)
     assert signals["stem"] == [] and {names[r] for r, _ in signals["word"]} == {"ident"}
+
+
+USUAL = RowFilter(frozenset({"active"}), withhold_at=WITHHOLD_AT)
+
+
+def _sql_filtered(idx: Index, table: str, match: str, limit: int) -> list[tuple[int, float]]:
+    """What the usual recall's search returns when SQL leaves the hidden rows out."""
+    return list(idx.conn.execute(
+        f"SELECT rowid, bm25({table}) AS r FROM {table} WHERE {table} MATCH ?"
+        f" AND rowid NOT IN (SELECT rowid FROM memories WHERE {HIDDEN}) ORDER BY r LIMIT ?", (match, limit)))
+
+
+def _put(idx: Index, i: int, text: str, state: State = State.ACTIVE, feedback: float = 0.0) -> None:
+    mem = Memory(id=f"P{i:016X}", body=compose_body(text, None), state=state, feedback=feedback)
+    idx.upsert(f"h{i}.md", mem, [], FileStat(0, 0, ""))
+
+
+def test_the_hidden_rows_are_kept_in_step_with_writes_and_rollbacks(tmp_path: Path) -> None:
+    idx = Index.open(tmp_path / "h.sqlite")
+
+    def from_sql() -> set[int]:
+        return {r for (r,) in idx.conn.execute(f"SELECT rowid FROM memories WHERE {HIDDEN}")}
+
+    try:
+        with idx.transaction():
+            for i, (state, fb) in enumerate([(State.ACTIVE, 0.0), (State.ARCHIVED, 0.0), (State.DEPRECATED, 1.0),
+                                             (State.ACTIVE, WITHHOLD_AT), (State.ACTIVE, WITHHOLD_AT + 0.1)]):
+                _put(idx, i, f"Memory {i}\n\nbody {i}", state, fb)
+        assert idx.hidden_rowids() == from_sql() and len(from_sql()) == 3
+        with idx.transaction():
+            _put(idx, 0, "Memory 0\n\nnow archived", State.ARCHIVED)  # replaces the row: a new rowid
+            _put(idx, 1, "Memory 1\n\nactive again")
+            assert idx.hidden_rowids() == from_sql()
+        assert idx.hidden_rowids() == from_sql()
+        with pytest.raises(RuntimeError), idx.transaction():
+            _put(idx, 2, "Memory 2\n\nactive", State.ACTIVE)
+            raise RuntimeError("roll back")
+        assert idx.hidden_rowids() == from_sql() and len(from_sql()) == 3
+    finally:
+        idx.close()
+
+
+def test_the_usual_recall_search_matches_the_sql_filter_when_the_best_matches_are_hidden(tmp_path: Path) -> None:
+    idx = Index.open(tmp_path / "best-hidden.sqlite")
+    try:
+        with idx.transaction():
+            # The 30 shortest, best-ranked matches are archived; 40 longer ones stay active.
+            for i in range(30):
+                _put(idx, i, f"Old {i}\n\nrelease", State.ARCHIVED)
+            for i in range(30, 70):
+                _put(idx, i, f"New {i}\n\nrelease notes " + "words " * i)
+        for limit in (5, 20, 40, 60):
+            match = query.fts_or(["release"])
+            got = idx.fts("fts_word", match, limit, USUAL)
+            assert got == _sql_filtered(idx, "fts_word", match, limit)
+            assert len(got) == min(limit, 40)
+    finally:
+        idx.close()
