@@ -405,38 +405,44 @@ class Index:
 
     # ---- raw search signals (fused by query.text_scores) ----
     def fts(self, table: str, match: str, limit: int, where: RowFilter | None = None,
-            within: Sequence[int] | None = None) -> list[tuple[int, float]]:
+            within: Sequence[int] | None = None, among: str | None = None) -> list[tuple[int, float]]:
         """(rowid, bm25) for an FTS5 MATCH expression; bm25 is negative, lower is better. With
         `where`, only the memories it admits, so the limit counts results the caller can use.
-        With `within`, only those rowids are scored: FTS5 still walks every match, but bm25 (most
-        of a query's cost when it matches thousands of memories) runs for these rows alone."""
+
+        Two ways to score fewer rows, each with bm25 as over all matches of `match` (FTS5 still
+        walks every match, but bm25 is most of a query's cost when it matches thousands): `within`,
+        only those rowids; `among`, only the rows that also match that MATCH expression."""
         if table not in FTS_TABLES:
             raise ValueError(f"unknown FTS table {table}")
         self._flush_fts()
         weights = ", ".join(str(w) for w in FTS_TABLES[table][1])
-        if within is None and where is not None and where.hides_only():
-            rows = self._fts_visible(f"SELECT rowid, bm25({table}, {weights}) AS r FROM {table}"
-                                     f" WHERE {table} MATCH ? ORDER BY r LIMIT ?", match, limit)
+        # The unary + keeps SQLite from handing these to FTS5 as rowid lookups: it would run the
+        # whole query, bm25's statistics included, once per rowid (10x slower).
+        narrow, narrow_args = "", []
+        if within is not None:
+            narrow += f" AND +{table}.rowid IN (SELECT value FROM json_each(?))"
+            narrow_args.append(json.dumps(list(within)))
+        if among is not None:
+            narrow += f" AND +{table}.rowid IN (SELECT rowid FROM {table} WHERE {table} MATCH ?)"
+            narrow_args.append(among)
+        select = f"SELECT {table}.rowid, bm25({table}, {weights}) AS r FROM {table}"
+        if where is not None and where.hides_only():
+            rows = self._fts_visible(f"{select} WHERE {table} MATCH ?{narrow} ORDER BY r LIMIT ?",
+                                     [match, *narrow_args], limit)
             if rows is not None:
                 return rows
         join, cond, args = where.against(f"{table}.rowid") if where else ("", "", [])
-        if within is not None:
-            # The unary + keeps SQLite from handing the list to FTS5 as rowid lookups: it would
-            # run the whole query, bm25's statistics included, once per rowid (10x slower).
-            cond += f" AND +{table}.rowid IN (SELECT value FROM json_each(?))"
-            args = [*args, json.dumps(list(within))]
-        return list(self.conn.execute(
-            f"SELECT {table}.rowid, bm25({table}, {weights}) AS r FROM {table}{join}"
-            f" WHERE {table} MATCH ?{cond} ORDER BY r LIMIT ?", (match, *args, limit)))
+        return list(self.conn.execute(f"{select}{join} WHERE {table} MATCH ?{cond}{narrow} ORDER BY r LIMIT ?",
+                                      (match, *args, *narrow_args, limit)))
 
-    def _fts_visible(self, sql: str, match: str, limit: int) -> list[tuple[int, float]] | None:
+    def _fts_visible(self, sql: str, args: list[object], limit: int) -> list[tuple[int, float]] | None:
         """The best `limit` matches of the usual recall, ranked over all rows and the hidden ones
         dropped here; None when too many of the best were hidden (the caller filters in SQL then).
         Excluding them in SQL built the list of hidden rowids for every query: +0.5 ms at 10,000
         memories and +6 ms at 100,000 (10,028 hidden) on the perf harness's stem queries."""
         hidden = self.hidden_rowids()
         fetch = limit + min(len(hidden), limit)
-        got = self.conn.execute(sql, (match, fetch)).fetchall()
+        got = self.conn.execute(sql, (*args, fetch)).fetchall()
         rows = [(r, s) for r, s in got if r not in hidden]
         # Exact either way: every match left out ranks below every one fetched.
         return rows[:limit] if len(rows) >= limit or len(got) < fetch else None

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import random
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ from memory_mcp.index import Index
 from memory_mcp.model import Memory, State, compose_body
 from memory_mcp.ranking import WITHHOLD_AT
 from memory_mcp.schema import HIDDEN, FileStat, RowFilter
+from memory_mcp.sqlconn import connect
 
 DOCS = {
     "deploy": "Deployment runbook\n\nWe deploy the API with blue-green switching on Fridays.",
@@ -279,5 +281,57 @@ def test_the_usual_recall_search_matches_the_sql_filter_when_the_best_matches_ar
             got = idx.fts("fts_word", match, limit, USUAL)
             assert got == _sql_filtered(idx, "fts_word", match, limit)
             assert len(got) == min(limit, 40)
+    finally:
+        idx.close()
+
+
+def test_coverage_counts_whole_terms_not_parts_of_longer_ones(tmp_path: Path) -> None:
+    idx = Index.open(tmp_path / "cov.sqlite")
+    try:
+        with idx.transaction():
+            _put(idx, 0, "Alpha\n\nzetaxx gamma omega")
+        (rid,) = [r for (r,) in idx.conn.execute("SELECT rowid FROM memories")]
+        stems = idx.stem_texts([rid])[rid].split()
+        assert "gamma" in stems and "zeta" not in stems
+        p = query.Plan(stems=["zeta", "gamma", "omega", "alpha"])
+        # `zeta` is only the start of `zetaxx`: three of the four terms are held.
+        assert query.apply_coverage(idx, p, {rid: 1.0})[rid] == pytest.approx((3 / 4) ** query.COVERAGE_EXP)
+    finally:
+        idx.close()
+
+
+class _Counting(Index):
+    """An index that records which `fts` calls narrowed the rows they scored."""
+
+    narrowed = 0
+
+    def fts(self, table: str, match: str, limit: int, where: RowFilter | None = None,
+            within: Sequence[int] | None = None, among: str | None = None) -> list[tuple[int, float]]:
+        if among is not None:
+            self.narrowed += 1
+        return super().fts(table, match, limit, where, within, among)
+
+
+def test_best_of_gives_the_list_ranking_every_match_gives(tmp_path: Path) -> None:
+    rng = random.Random(5)
+    # Zipf-like words: a few in most memories, most in a few, as in a real store.
+    vocab = [f"w{i}" for i in range(400)]
+    weights = [1 / (i + 1) for i in range(len(vocab))]
+    idx = _Counting(connect(tmp_path / "zipf.sqlite"), tmp_path / "zipf.sqlite")
+    idx._create()
+    try:
+        with idx.transaction():
+            for i in range(600):
+                words = rng.choices(vocab, weights, k=rng.randint(3, 40))
+                state = State.ARCHIVED if i % 9 == 0 else State.ACTIVE
+                _put(idx, i, f"Note {i}\n\n" + " ".join(words), state)
+        typed = RowFilter(frozenset({"active"}), frozenset({"fact"}), (), WITHHOLD_AT)
+        for _ in range(150):
+            terms = list(dict.fromkeys(rng.choices(vocab, weights, k=rng.randint(2, 7))))
+            limit = rng.choice([5, 20, 50])
+            for where in (None, USUAL, typed):
+                want = idx.fts("fts_stem", query.fts_or(terms), limit, where)
+                assert query.best_of(idx, "fts_stem", terms, limit, where) == want, (terms, limit, where)
+        assert idx.narrowed > 100  # the bound held often enough for the narrowed path to be tested
     finally:
         idx.close()
