@@ -124,7 +124,8 @@ class _Server(MCPServer):
             self._register_tools()  # after `initialize` was answered, which it would have slowed
             return self.tools_kept
         await self._wait_for_tools()
-        tools = await super().list_tools()
+        tools = [t.model_copy(update={"output_schema": nullable_as_type_list(t.output_schema)})
+                 for t in await super().list_tools()]
         if self.tools_ready is not None and self.tools_kept is None:
             self.tools_kept = tools
             toolcache.save(tools)
@@ -143,6 +144,25 @@ class _Server(MCPServer):
             if str(e).startswith("Unknown tool"):
                 raise ToolError(str(UnknownTool(f"{e}; list the tools to see their names."))) from None
             raise
+
+
+def nullable_as_type_list(schema: Any) -> Any:
+    """`schema` with each `{"anyOf": [{"type": T}, {"type": "null"}]}` (pydantic's `T | None`)
+    written as the equivalent `{"type": [T, "null"]}`. A client validates every result against the
+    output schema: the Python SDK's jsonschema took 1.25 ms for a recall's eight hits with the anyOf
+    form (it tries the first branch and builds an error for each null) and 0.80 ms with type lists."""
+    if isinstance(schema, list):
+        return [nullable_as_type_list(x) for x in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {k: nullable_as_type_list(v) for k, v in schema.items()}
+    alts = out.get("anyOf")
+    if isinstance(alts, list) and len(alts) == 2 and {"type": "null"} in alts:
+        other = alts[1 - alts.index({"type": "null"})]
+        if isinstance(other, dict) and set(other) == {"type"} and isinstance(other["type"], str):
+            del out["anyOf"]
+            out["type"] = [other["type"], "null"]
+    return out
 
 
 class ScopesHandle:

@@ -59,6 +59,25 @@ async def test_tools_schemas_annotations_and_instructions(s: Session) -> None:
     assert "memory_recall" in head and "remember" in head
 
 
+def _null_alternatives(node: object) -> list[object]:
+    if isinstance(node, list):
+        return [x for item in node for x in _null_alternatives(item)]
+    if not isinstance(node, dict):
+        return []
+    own = [node] if isinstance(node.get("anyOf"), list) and {"type": "null"} in node["anyOf"] else []
+    return own + [x for v in node.values() for x in _null_alternatives(v)]
+
+
+async def test_output_schemas_write_nullable_fields_as_type_lists(s: Session) -> None:
+    # The client validates each result against these (the SDK does on every call_tool, as in every
+    # test here); `T | None` as anyOf cost it a third more than type lists.
+    tools = (await s.client.list_tools()).tools
+    for tool in tools:
+        assert _null_alternatives(tool.output_schema) == [], tool.name
+    recall = next(t for t in tools if t.name == "memory_recall").output_schema
+    assert recall["$defs"]["Hit"]["properties"]["updated"]["type"] == ["string", "null"]
+
+
 async def test_digest_resource_and_prompt(s: Session) -> None:
     await s.call("memory_remember", content="Always run the linter with --fix before committing in the kestrel repo.",
                  type="preference", trust="user-stated", entities=["kestrel"])
