@@ -151,11 +151,6 @@ TALLIED = ("state", "type", "trust")
 # The memories a recall leaves out unless asked (RowFilter.against); one literal, so the partial
 # index `memories_hidden` matches the query's condition exactly.
 HIDDEN = f"state != 'active' OR feedback <= {WITHHOLD_AT}"
-
-
-def is_hidden(state: object, feedback: object) -> bool:
-    """`HIDDEN` for the values of one row (the index keeps the set of such rows as it writes them)."""
-    return state != "active" or (isinstance(feedback, int | float) and feedback <= WITHHOLD_AT)
 # The conditions of those partial indexes, literal so that a query repeating one uses its index.
 REVIEW = "state = 'active' AND coalesce(review_after, '') != ''"
 EPISODES = "state = 'active' AND type = 'episode'"
@@ -177,6 +172,11 @@ INSERT = (f"INSERT INTO memories({', '.join(INSERT_COLUMNS)})"
 # Where in a selected row the values stored as JSON lists and as 0/1 are, to turn them back.
 _LISTS_AT = tuple(i for i, name in enumerate(_COLUMNS) if name in INDEXED and INDEXED[name].kind == "list")
 _PROVISIONAL_AT = _COLUMNS.index("provisional")
+
+
+def is_hidden(state: object, feedback: object) -> bool:
+    """`HIDDEN` for the values of one row (the index keeps the set of such rows as it writes them)."""
+    return state != "active" or (isinstance(feedback, int | float) and feedback <= WITHHOLD_AT)
 
 
 def to_row(r: sqlite3.Row | tuple[object, ...]) -> Row:
@@ -274,9 +274,9 @@ class RowFilter:
     def against(self, rowid: str) -> tuple[str, str, list[object]]:
         """(a JOIN, conditions each prefixed with AND, their arguments) that restrict a search over a
         table whose memory rowid is the column `rowid`. The usual recall (active, not withheld, any
-        type) needs no join: it excludes the few hidden rows through the `memories_hidden` index,
-        measured at about the cost of an unfiltered search; a join looks up every match's row (+27-36%
-        on the perf harness's stem queries at 10,000 memories)."""
+        type, any or some entities) needs no join: it excludes the few hidden rows through the
+        `memories_hidden` index; a join looks up every match's row (+27-36% on the perf harness's stem
+        queries at 10,000 memories). Without entities, `Index.fts` drops hidden rows itself first."""
         if replace(self, entities=()).hides_only():
             cond = f" AND {rowid} NOT IN (SELECT rowid FROM memories WHERE {HIDDEN})"
             if not self.entities:

@@ -15,7 +15,6 @@ from memory_mcp.index import Index
 from memory_mcp.model import Memory, State, compose_body
 from memory_mcp.ranking import WITHHOLD_AT
 from memory_mcp.schema import HIDDEN, FileStat, RowFilter
-from memory_mcp.sqlconn import connect
 
 DOCS = {
     "deploy": "Deployment runbook\n\nWe deploy the API with blue-green switching on Fridays.",
@@ -181,42 +180,47 @@ def test_when_questions_prefer_memories_that_say_when(tmp_path: Path) -> None:
         idx.close()
 
 
-def _many(tmp_path: Path, n: int) -> Index:
-    """An index of `n` memories that all hold the stem `deploy`, in one of two word forms."""
-    idx = Index.open(tmp_path / "many.sqlite")
+@pytest.fixture
+def blank(tmp_path: Path) -> Iterator[Index]:
+    """An empty index of its own for one test."""
+    idx = Index.open(tmp_path / "blank.sqlite")
+    yield idx
+    idx.close()
+
+
+def _put(idx: Index, i: int, text: str, state: State = State.ACTIVE, feedback: float = 0.0) -> None:
+    mem = Memory(id=f"P{i:016X}", body=compose_body(text, None), state=state, feedback=feedback)
+    idx.upsert(f"h{i}.md", mem, [], FileStat(0, 0, ""))
+
+
+def _deploy_notes(idx: Index, n: int) -> Index:
+    """`idx` with `n` memories that all hold the stem `deploy`, in one of two word forms."""
     with idx.transaction():
         for i in range(n):
             form = "deploys" if i % 3 else "deploying"
-            text = f"Note {i}\n\nThe team {form} service{i} " + "again " * (i % 7)
-            idx.upsert(f"m{i}.md", Memory(id=f"P{i:016X}", body=compose_body(text, None)), [], FileStat(0, 0, ""))
+            _put(idx, i, f"Note {i}\n\nThe team {form} service{i} " + "again " * (i % 7))
     return idx
 
 
-def test_fts_within_scores_only_those_rows_and_with_the_whole_query_bm25(tmp_path: Path) -> None:
-    idx = _many(tmp_path, 60)
-    try:
-        full = dict(idx.fts("fts_word", query.fts_or(["deploying", "service7"]), 100))
-        some = [r for r in list(full)[::4]] + [10_000]  # a rowid no memory has is no match
-        within = idx.fts("fts_word", query.fts_or(["deploying", "service7"]), 100, within=some)
-        assert {r for r, _ in within} == set(some) - {10_000}
-        assert all(s == full[r] for r, s in within)  # same statistics: bm25 as over all matches
-        assert [s for _, s in within] == sorted(s for _, s in within)
-    finally:
-        idx.close()
+def test_fts_within_scores_only_those_rows_and_with_the_whole_query_bm25(blank: Index) -> None:
+    idx = _deploy_notes(blank, 60)
+    full = dict(idx.fts("fts_word", query.fts_or(["deploying", "service7"]), 100))
+    some = list(full)[::4] + [10_000]  # a rowid no memory has is no match
+    within = idx.fts("fts_word", query.fts_or(["deploying", "service7"]), 100, within=some)
+    assert {r for r, _ in within} == set(some) - {10_000}
+    assert all(s == full[r] for r, s in within)  # same statistics: bm25 as over all matches
+    assert [s for _, s in within] == sorted(s for _, s in within)
 
 
-def test_the_word_signal_scores_the_stem_signals_candidates_only(tmp_path: Path) -> None:
-    idx = _many(tmp_path, 60)
-    try:
-        signals = query.run_signals(idx, query.plan("deploying"), 10)
-        stem_rows = {r for r, _ in signals["stem"]}
-        assert len(stem_rows) == 10
-        # 20 memories say `deploying`; only those among the stem signal's ten get the word bonus.
-        assert signals["word"] and {r for r, _ in signals["word"]} <= stem_rows
-        full = dict(idx.fts("fts_word", query.fts_or(["deploying"]), 100))
-        assert all(s == -full[r] for r, s in signals["word"])
-    finally:
-        idx.close()
+def test_the_word_signal_scores_the_stem_signals_candidates_only(blank: Index) -> None:
+    idx = _deploy_notes(blank, 60)
+    signals = query.run_signals(idx, query.plan("deploying"), 10)
+    stem_rows = {r for r, _ in signals["stem"]}
+    assert len(stem_rows) == 10
+    # 20 memories say `deploying`; only those among the stem signal's ten get the word bonus.
+    assert signals["word"] and {r for r, _ in signals["word"]} <= stem_rows
+    full = dict(idx.fts("fts_word", query.fts_or(["deploying"]), 100))
+    assert all(s == -full[r] for r, s in signals["word"])
 
 
 def test_the_word_signal_searches_everything_when_no_stem_matched(index: tuple[Index, dict[int, str]]) -> None:
@@ -237,67 +241,53 @@ def _sql_filtered(idx: Index, table: str, match: str, limit: int) -> list[tuple[
         f" AND rowid NOT IN (SELECT rowid FROM memories WHERE {HIDDEN}) ORDER BY r LIMIT ?", (match, limit)))
 
 
-def _put(idx: Index, i: int, text: str, state: State = State.ACTIVE, feedback: float = 0.0) -> None:
-    mem = Memory(id=f"P{i:016X}", body=compose_body(text, None), state=state, feedback=feedback)
-    idx.upsert(f"h{i}.md", mem, [], FileStat(0, 0, ""))
-
-
-def test_the_hidden_rows_are_kept_in_step_with_writes_and_rollbacks(tmp_path: Path) -> None:
-    idx = Index.open(tmp_path / "h.sqlite")
+def test_the_hidden_rows_are_kept_in_step_with_writes_and_rollbacks(blank: Index) -> None:
+    idx = blank
 
     def from_sql() -> set[int]:
         return {r for (r,) in idx.conn.execute(f"SELECT rowid FROM memories WHERE {HIDDEN}")}
 
-    try:
-        with idx.transaction():
-            for i, (state, fb) in enumerate([(State.ACTIVE, 0.0), (State.ARCHIVED, 0.0), (State.DEPRECATED, 1.0),
-                                             (State.ACTIVE, WITHHOLD_AT), (State.ACTIVE, WITHHOLD_AT + 0.1)]):
-                _put(idx, i, f"Memory {i}\n\nbody {i}", state, fb)
-        assert idx.hidden_rowids() == from_sql() and len(from_sql()) == 3
-        with idx.transaction():
-            _put(idx, 0, "Memory 0\n\nnow archived", State.ARCHIVED)  # replaces the row: a new rowid
-            _put(idx, 1, "Memory 1\n\nactive again")
-            assert idx.hidden_rowids() == from_sql()
+    with idx.transaction():
+        for i, (state, fb) in enumerate([(State.ACTIVE, 0.0), (State.ARCHIVED, 0.0), (State.DEPRECATED, 1.0),
+                                         (State.ACTIVE, WITHHOLD_AT), (State.ACTIVE, WITHHOLD_AT + 0.1)]):
+            _put(idx, i, f"Memory {i}\n\nbody {i}", state, fb)
+    assert idx.hidden_rowids() == from_sql() and len(from_sql()) == 3
+    with idx.transaction():
+        _put(idx, 0, "Memory 0\n\nnow archived", State.ARCHIVED)  # replaces the row: a new rowid
+        _put(idx, 1, "Memory 1\n\nactive again")
         assert idx.hidden_rowids() == from_sql()
-        with pytest.raises(RuntimeError), idx.transaction():
-            _put(idx, 2, "Memory 2\n\nactive", State.ACTIVE)
-            raise RuntimeError("roll back")
-        assert idx.hidden_rowids() == from_sql() and len(from_sql()) == 3
-    finally:
-        idx.close()
+    assert idx.hidden_rowids() == from_sql()
+    with pytest.raises(RuntimeError), idx.transaction():
+        _put(idx, 2, "Memory 2\n\nactive", State.ACTIVE)
+        raise RuntimeError("roll back")
+    assert idx.hidden_rowids() == from_sql() and len(from_sql()) == 3
 
 
-def test_the_usual_recall_search_matches_the_sql_filter_when_the_best_matches_are_hidden(tmp_path: Path) -> None:
-    idx = Index.open(tmp_path / "best-hidden.sqlite")
-    try:
-        with idx.transaction():
-            # The 30 shortest, best-ranked matches are archived; 40 longer ones stay active.
-            for i in range(30):
-                _put(idx, i, f"Old {i}\n\nrelease", State.ARCHIVED)
-            for i in range(30, 70):
-                _put(idx, i, f"New {i}\n\nrelease notes " + "words " * i)
-        for limit in (5, 20, 40, 60):
-            match = query.fts_or(["release"])
-            got = idx.fts("fts_word", match, limit, USUAL)
-            assert got == _sql_filtered(idx, "fts_word", match, limit)
-            assert len(got) == min(limit, 40)
-    finally:
-        idx.close()
+def test_the_usual_recall_search_matches_the_sql_filter_when_the_best_matches_are_hidden(blank: Index) -> None:
+    idx = blank
+    with idx.transaction():
+        # The 30 shortest, best-ranked matches are archived; 40 longer ones stay active.
+        for i in range(30):
+            _put(idx, i, f"Old {i}\n\nrelease", State.ARCHIVED)
+        for i in range(30, 70):
+            _put(idx, i, f"New {i}\n\nrelease notes " + "words " * i)
+    for limit in (5, 20, 40, 60):
+        match = query.fts_or(["release"])
+        got = idx.fts("fts_word", match, limit, USUAL)
+        assert got == _sql_filtered(idx, "fts_word", match, limit)
+        assert len(got) == min(limit, 40)
 
 
-def test_coverage_counts_whole_terms_not_parts_of_longer_ones(tmp_path: Path) -> None:
-    idx = Index.open(tmp_path / "cov.sqlite")
-    try:
-        with idx.transaction():
-            _put(idx, 0, "Alpha\n\nzetaxx gamma omega")
-        (rid,) = [r for (r,) in idx.conn.execute("SELECT rowid FROM memories")]
-        stems = idx.stem_texts([rid])[rid].split()
-        assert "gamma" in stems and "zeta" not in stems
-        p = query.Plan(stems=["zeta", "gamma", "omega", "alpha"])
-        # `zeta` is only the start of `zetaxx`: three of the four terms are held.
-        assert query.apply_coverage(idx, p, {rid: 1.0})[rid] == pytest.approx((3 / 4) ** query.COVERAGE_EXP)
-    finally:
-        idx.close()
+def test_coverage_counts_whole_terms_not_parts_of_longer_ones(blank: Index) -> None:
+    idx = blank
+    with idx.transaction():
+        _put(idx, 0, "Alpha\n\nzetaxx gamma omega")
+    (rid,) = [r for (r,) in idx.conn.execute("SELECT rowid FROM memories")]
+    stems = idx.stem_texts([rid])[rid].split()
+    assert "gamma" in stems and "zeta" not in stems
+    p = query.Plan(stems=["zeta", "gamma", "omega", "alpha"])
+    # `zeta` is only the start of `zetaxx`: three of the four terms are held.
+    assert query.apply_coverage(idx, p, {rid: 1.0})[rid] == pytest.approx((3 / 4) ** query.COVERAGE_EXP)
 
 
 class _Counting(Index):
@@ -317,8 +307,7 @@ def test_best_of_gives_the_list_ranking_every_match_gives(tmp_path: Path) -> Non
     # Zipf-like words: a few in most memories, most in a few, as in a real store.
     vocab = [f"w{i}" for i in range(400)]
     weights = [1 / (i + 1) for i in range(len(vocab))]
-    idx = _Counting(connect(tmp_path / "zipf.sqlite"), tmp_path / "zipf.sqlite")
-    idx._create()
+    idx = _Counting.open(tmp_path / "zipf.sqlite")
     try:
         with idx.transaction():
             for i in range(600):
