@@ -18,6 +18,7 @@ import pytest
 from conftest import EXE, free_port, server_env
 
 from memory_mcp.httpguard import HEADER_TIMEOUT, PENDING_MAX
+from memory_mcp.httpserve import BACKLOG
 
 TOKEN = "Zq8Rk2Vx9Nm4Lb7Pw3Tc6Yf1Hd5Js0Ga8Pe2Uo7"
 INIT = (b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18",'
@@ -137,6 +138,17 @@ def open_fds(proc: subprocess.Popen[bytes]) -> int:
     return len(os.listdir(f"/proc/{proc.pid}/fd"))
 
 
+def fd_kinds(proc: subprocess.Popen[bytes]) -> dict[str, int]:
+    """What the server's descriptors point at (`socket`, `anon_inode`, a file), counted."""
+    kinds: dict[str, int] = {}
+    folder = f"/proc/{proc.pid}/fd"
+    for fd in os.listdir(folder):
+        with contextlib.suppress(OSError):  # closed between listing and reading
+            kind = os.readlink(f"{folder}/{fd}").split(":")[0]
+            kinds[kind] = kinds.get(kind, 0) + 1
+    return kinds
+
+
 @pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="counts the server's descriptors in /proc")
 @pytest.mark.parametrize(("host", "args"), [("0.0.0.0", ("--token", TOKEN)), ("127.0.0.1", ())],
                          ids=["off-loopback-with-token", "loopback"])
@@ -155,16 +167,17 @@ def test_1100_connections_that_never_finish_headers_do_not_lock_out_the_client(
                 sock = connect("127.0.0.1", port)
                 sock.sendall(b"GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")  # and never the blank line
                 floods.append(sock)
-            # The server holds at most PENDING_MAX of them beside its own descriptors, once it has seen
-            # the last ones. On a loaded machine it may still be accepting: CI once counted 183 after 10 s.
-            deadline = time.monotonic() + 45
-            while open_fds(proc) >= own + PENDING_MAX + 16 and time.monotonic() < deadline:
-                time.sleep(0.2)
-            assert open_fds(proc) < own + PENDING_MAX + 16, (own, open_fds(proc))
-            start = time.monotonic()
+            flooded = time.monotonic()
+            # The client is served now, while every flood connection is still inside its header deadline:
+            # without the cap the server sits at its descriptor limit until the first deadlines pass.
             auth = {"Authorization": f"Bearer {TOKEN}"} if args else {}
             assert post("127.0.0.1", port, {"Host": f"127.0.0.1:{port}", **auth}) == 200
-            assert time.monotonic() - start < 5
+            served = time.monotonic() - flooded
+            # Bounded by the cap plus what asyncio may have accepted and not yet handed to a protocol
+            # (up to two accept batches of httpserve.BACKLOG); without the cap it is the limit, 1,024.
+            held = open_fds(proc)
+            assert held < own + PENDING_MAX + 2 * BACKLOG, (own, held, fd_kinds(proc))
+            assert served < 5, served
             if args:  # without the token the answer is 401, and the flood changes nothing
                 assert post("127.0.0.1", port, {"Host": f"127.0.0.1:{port}"}) == 401
         finally:
