@@ -11,6 +11,7 @@ import resource
 import socket
 import subprocess
 import time
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -32,7 +33,11 @@ def _family(host: str) -> socket.AddressFamily:
 def connect(host: str, port: int, timeout: float = 5) -> socket.socket:
     sock = socket.socket(_family(host), socket.SOCK_STREAM)
     sock.settimeout(timeout)
-    sock.connect((host, port))
+    try:
+        sock.connect((host, port))
+    except OSError:
+        sock.close()  # a server not yet listening: the caller tries again with a new socket
+        raise
     return sock
 
 
@@ -124,11 +129,11 @@ def test_headers_that_never_finish_are_cut_after_10_s(tmp_path: Path) -> None:
     # uvicorn arms no timer before the first request's headers: a connection that sent half a request
     # line stayed open for good.
     with serving(tmp_path, "127.0.0.1") as (port, _):
-        sock = connect("127.0.0.1", port, timeout=HEADER_TIMEOUT + 20)
-        sock.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")
-        start = time.monotonic()
-        assert sock.recv(1024) == b""  # closed by the server
-        took = time.monotonic() - start
+        with connect("127.0.0.1", port, timeout=HEADER_TIMEOUT + 20) as sock:
+            sock.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+            start = time.monotonic()
+            assert sock.recv(1024) == b""  # closed by the server
+            took = time.monotonic() - start
         assert HEADER_TIMEOUT - 1 < took < HEADER_TIMEOUT + 5, took
         # A client that does finish its headers is served, and kept alive past a first answer.
         assert post("127.0.0.1", port, {}) == 200
@@ -180,6 +185,16 @@ def test_1100_connections_that_never_finish_headers_do_not_lock_out_the_client(
             assert served < 5, served
             if args:  # without the token the answer is 401, and the flood changes nothing
                 assert post("127.0.0.1", port, {"Host": f"127.0.0.1:{port}"}) == 401
+            # Here the count falls to the cap within a second, and to nothing once the header deadline
+            # passes. CI once counted about 175 beside the server's own 45 s after the flood, which no
+            # run here has shown: if that happens again, say what those descriptors are.
+            deadline = time.monotonic() + HEADER_TIMEOUT + 5
+            while open_fds(proc) >= own + PENDING_MAX + 16 and time.monotonic() < deadline:
+                time.sleep(0.2)
+            if open_fds(proc) >= own + PENDING_MAX + 16:
+                log = next(tmp_path.glob("http-*.log")).read_text(errors="replace")[-1500:]
+                warnings.warn(f"flood: {open_fds(proc)} descriptors held (own {own}) {HEADER_TIMEOUT + 5:.0f} s"
+                              f" after the last: {fd_kinds(proc)}; server log: {log}", stacklevel=1)
         finally:
             for sock in floods:
                 sock.close()
