@@ -118,6 +118,24 @@ class Row:
     body_chars: int
 
 
+@dataclass(frozen=True)
+class RankFacts:
+    """What the score formula and the list's order read of a row (`Row` has the same attributes):
+    a query's candidates are scored on these, and only the few that can be shown are read whole."""
+
+    rowid: int
+    id: str
+    type: str
+    state: str
+    trust: str
+    created: str | None
+    updated: str | None
+    feedback: float
+
+
+RANK_COLUMNS = ", ".join(f"m.{name}" for name in RankFacts.__dataclass_fields__)
+
+
 # The columns of `memories` that are not frontmatter fields: what the index derives from the file.
 _DERIVED_COLUMNS = {
     "rowid": "INTEGER PRIMARY KEY", "path": "TEXT NOT NULL UNIQUE", "title": "TEXT NOT NULL",

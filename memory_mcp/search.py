@@ -14,7 +14,7 @@ from .index import Index
 from .model import MemoryType, State, enum_value
 from .options import Recall
 from .results import Hit, Replaced
-from .schema import Row, RowFilter
+from .schema import RankFacts, Row, RowFilter
 
 RECALL_MAX = 50
 CHAIN_ON_HIT = 5
@@ -46,32 +46,33 @@ def run(index: Index, opts: Recall, where: RowFilter, mentioned: Sequence[str] =
     `now`: the moment ages are counted from (a recall as of a day counts from that day's end)."""
     limit = opts.limit
     now = now or datetime.now(UTC)
+    candidates: Sequence[Row | RankFacts]
     if opts.file:
-        rows = [r for r in index.select(replace(where, with_paths=True)) if globs.matches_any(r.paths, opts.file)]
-        scores = {r.rowid: 1.0 for r in rows}
+        candidates = [r for r in index.select(replace(where, with_paths=True)) if globs.matches_any(r.paths, opts.file)]
+        scores = {r.rowid: 1.0 for r in candidates}
     elif opts.query.strip():
         pool = max(limit * 8, 64)
         scores = vectors.dense_scores(index.conn, opts.query, query.text_scores(index, opts.query, pool, where, mentioned),
                                       where, pool)
-        rows = index.rows(scores)
+        candidates = index.rank_facts(scores)
     else:
-        rows = index.select(where)
-        scores = {r.rowid: 1.0 for r in rows}
-    usage = index.usage(r.id for r in rows)
+        candidates = index.select(where)
+        scores = {r.rowid: 1.0 for r in candidates}
+    usage = index.usage(r.id for r in candidates)
     why = WHY_DECISION_BOOST if _WHY.search(opts.query) else 1.0
-    scored: list[tuple[float, Row]] = []
-    for row in rows:
-        s = ranking.score(scores[row.rowid], row.trust, row.state, row.updated,
-                          usage.get(row.id, (0, None))[0], row.feedback, now)
-        if row.type == MemoryType.DECISION.value:
+    scored: list[tuple[float, Row | RankFacts]] = []
+    for cand in candidates:
+        s = ranking.score(scores[cand.rowid], cand.trust, cand.state, cand.updated,
+                          usage.get(cand.id, (0, None))[0], cand.feedback, now)
+        if cand.type == MemoryType.DECISION.value:
             s *= why
         if s >= opts.min_score:
-            scored.append((s, row))
+            scored.append((s, cand))
     # Without a query the list is newest first; with one, by score (newest first among equals).
     scored.sort(key=lambda x: (x[1].updated or x[1].created or "", x[1].id), reverse=True)
     if opts.query.strip():
         scored.sort(key=lambda x: x[0], reverse=True)
-    head = scored[: limit * 3]
+    head = _whole(index, scored[: limit * 3])
     if opts.diversity > 0:
         from . import conflicts  # only here: the prompt hook's recall (no diversity) has no use for it
 
@@ -80,6 +81,13 @@ def run(index: Index, opts: Recall, where: RowFilter, mentioned: Sequence[str] =
                            opts.diversity, limit)
     hits, cut = _within_budget(head[:limit], opts.max_tokens)
     return [_with_chain(index, h, row) for h, (_, row) in zip(hits, head, strict=False)], cut
+
+
+def _whole(index: Index, ranked: list[tuple[float, Row | RankFacts]]) -> list[tuple[float, Row]]:
+    """`ranked` with each entry's whole row, in its order (a query's candidates were scored on
+    their ranking columns only)."""
+    rows = {r.rowid: r for r in index.rows(c.rowid for _, c in ranked if not isinstance(c, Row))}
+    return [(s, c if isinstance(c, Row) else rows[c.rowid]) for s, c in ranked]
 
 
 def _with_chain(index: Index, h: Hit, row: Row) -> Hit:

@@ -324,3 +324,20 @@ def test_best_of_gives_the_list_ranking_every_match_gives(tmp_path: Path) -> Non
         assert idx.narrowed > 100  # the bound held often enough for the narrowed path to be tested
     finally:
         idx.close()
+
+
+def test_rank_facts_are_the_rows_own_values(blank: Index) -> None:
+    # Recall scores a query's candidates on RankFacts and reads whole rows only for what it shows:
+    # each fact must be the Row attribute of the same name, else the two would rank differently.
+    from memory_mcp.schema import RankFacts, Row
+
+    assert set(RankFacts.__dataclass_fields__) <= set(Row.__dataclass_fields__)
+    with blank.transaction():
+        _put(blank, 1, "A decision\n\nWe deploy on Fridays", feedback=-0.25)
+        _put(blank, 2, "An old note\n\nThe deploy moved", state=State.ARCHIVED)
+    rows = {r.rowid: r for r in blank.rows()}
+    facts = blank.rank_facts(rows)
+    assert len(facts) == 2
+    for f in facts:
+        assert {name: getattr(f, name) for name in RankFacts.__dataclass_fields__} == {
+            name: getattr(rows[f.rowid], name) for name in RankFacts.__dataclass_fields__}
