@@ -24,7 +24,7 @@ from pathlib import Path
 from mcp import Client, StdioServerParameters
 from perf import ENTITIES, EXE, Generated, Stat, _call, _env, memory_text
 
-from memory_mcp.store import Store
+from memory_mcp.app.store import Store
 
 HARNESS_VERSION = 1
 RECALL_EVERY = 5  # an agent recalls before it writes, now and then

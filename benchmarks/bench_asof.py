@@ -30,9 +30,9 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 
 from perf import Stat, _env, generate_store  # noqa: E402
 
-from memory_mcp import asof  # noqa: E402
-from memory_mcp.layout import DERIVED  # noqa: E402
-from memory_mcp.store import Store  # noqa: E402
+from memory_mcp.app import asof  # noqa: E402
+from memory_mcp.app.store import Store  # noqa: E402
+from memory_mcp.truth.layout import DERIVED  # noqa: E402
 
 # The import's day, then the days of later edits; questions are asked about the second and fourth.
 DAYS = ["2026-09-01", "2026-09-15", "2026-10-01", "2026-10-15", "2026-11-01"]

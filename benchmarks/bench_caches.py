@@ -34,9 +34,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import perf  # noqa: E402
 
-from memory_mcp import conflicts, files, globs, textproc  # noqa: E402
-from memory_mcp.model import Memory, compose_body  # noqa: E402
-from memory_mcp.store import Store  # noqa: E402
+from memory_mcp.app.store import Store  # noqa: E402
+from memory_mcp.index import textproc  # noqa: E402
+from memory_mcp.recall import conflicts
+from memory_mcp.truth import files, globs
+from memory_mcp.truth.model import Memory, compose_body  # noqa: E402
 
 # (module, attribute): each bounded cache of the package, rebuilt at another size by `resize`.
 CACHES: list[tuple[Any, str]] = [
@@ -105,7 +107,7 @@ def real_store(root: Path, eval_dir: Path) -> tuple[Path, list[str], list[str]]:
     """A store of the public evaluation texts, with questions to recall and to gate."""
     import recall_eval as ev
 
-    from memory_mcp import files as mfiles
+    from memory_mcp.truth import files as mfiles
 
     convs, _ = ev.load_locomo(eval_dir)
     texts = [d for c in convs for d in c.docs]

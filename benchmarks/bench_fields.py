@@ -20,10 +20,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from memory_mcp import files  # noqa: E402
-from memory_mcp.index import Index  # noqa: E402
-from memory_mcp.model import Memory, MemoryType, State, Trust, compose_body  # noqa: E402
-from memory_mcp.schema import FileStat  # noqa: E402
+from memory_mcp.index.db import Index  # noqa: E402
+from memory_mcp.index.schema import FileStat  # noqa: E402
+from memory_mcp.truth import files  # noqa: E402
+from memory_mcp.truth.model import Memory, MemoryType, State, Trust, compose_body  # noqa: E402
 
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 _WORDS = ["pnpm", "web-workspace", "billing", "postgres", "deploy", "ci", "Kubernetes", "auth", "ruff",

@@ -27,10 +27,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import perf  # noqa: E402
 
-from memory_mcp import conflicts  # noqa: E402
-from memory_mcp.index import Index  # noqa: E402
-from memory_mcp.model import Memory, compose_body  # noqa: E402
-from memory_mcp.schema import FileStat  # noqa: E402
+from memory_mcp.index.db import Index  # noqa: E402
+from memory_mcp.index.schema import FileStat  # noqa: E402
+from memory_mcp.recall import conflicts  # noqa: E402
+from memory_mcp.truth.model import Memory, compose_body  # noqa: E402
 
 LABELLED = Path(__file__).resolve().parent.parent / "tests" / "data" / "conflict_pairs.json"
 Gate = Callable[[Index, conflicts.Subject], list[conflicts.Neighbour]]

@@ -15,7 +15,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from memory_mcp.store import Store
+from memory_mcp.app.store import Store
 
 WORDS = ["deploy", "cache", "redis", "postgres", "pnpm", "workspace", "migration", "pytest", "worker", "queue",
          "schema", "index", "review", "release", "staging", "docker", "nginx", "timeout", "retry", "latency",

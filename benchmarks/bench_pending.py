@@ -21,11 +21,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from memory_mcp import pairs  # noqa: E402
-from memory_mcp.conflicts import pair_hash, settled  # noqa: E402
-from memory_mcp.index import Index  # noqa: E402
-from memory_mcp.model import Memory, State, compose_body  # noqa: E402
-from memory_mcp.schema import ROW_COLUMNS, FileStat, to_row  # noqa: E402
+from memory_mcp.index import pairs  # noqa: E402
+from memory_mcp.index.db import Index  # noqa: E402
+from memory_mcp.index.schema import ROW_COLUMNS, FileStat, to_row  # noqa: E402
+from memory_mcp.recall.conflicts import pair_hash, settled  # noqa: E402
+from memory_mcp.truth.model import Memory, State, compose_body  # noqa: E402
 
 
 def build(index: Index, n: int, rng: random.Random) -> list[str]:

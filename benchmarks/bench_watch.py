@@ -21,8 +21,8 @@ from pathlib import Path
 
 from perf import generate_store  # the store generator of the main benchmark
 
-from memory_mcp.reconcile import RACY_MARGIN_NS
-from memory_mcp.store import Store
+from memory_mcp.app.store import Store
+from memory_mcp.index.reconcile import RACY_MARGIN_NS
 
 
 def build(root: Path, n: int) -> None:

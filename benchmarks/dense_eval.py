@@ -27,10 +27,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import recall_eval as ev  # noqa: E402
 
-from memory_mcp import files as mfiles  # noqa: E402
-from memory_mcp import vectors  # noqa: E402
-from memory_mcp.model import Memory, compose_body  # noqa: E402
-from memory_mcp.store import Store  # noqa: E402
+from memory_mcp.app.store import Store  # noqa: E402
+from memory_mcp.recall import vectors  # noqa: E402
+from memory_mcp.truth import files as mfiles  # noqa: E402
+from memory_mcp.truth.model import Memory, compose_body  # noqa: E402
 
 KMAX = max(ev.KS)
 

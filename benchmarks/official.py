@@ -25,7 +25,7 @@ from pathlib import Path
 from mcp import Client, StdioServerParameters
 from perf import Stat
 
-from memory_mcp import files
+from memory_mcp.truth import files
 
 PACKAGE = "@modelcontextprotocol/server-memory@2026.8.31"  # pinned: a new release must not move the baseline
 NODE_DIR = Path(__file__).resolve().parent / ".node"

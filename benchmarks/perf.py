@@ -47,11 +47,12 @@ from typing import Any
 
 from mcp import Client, StdioServerParameters
 
-from memory_mcp import conflicts, files, query
-from memory_mcp.index import Index
-from memory_mcp.layout import month_folder
-from memory_mcp.model import Memory, MemoryType, State, Trust, compose_body, slugify
-from memory_mcp.store import Store
+from memory_mcp.app.store import Store
+from memory_mcp.index.db import Index
+from memory_mcp.recall import conflicts, query
+from memory_mcp.truth import files
+from memory_mcp.truth.layout import month_folder
+from memory_mcp.truth.model import Memory, MemoryType, State, Trust, compose_body, slugify
 
 EXE = Path(sys.executable).parent / "memory-mcp"
 RESULTS = Path(__file__).resolve().parent / "results"

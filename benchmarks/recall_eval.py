@@ -6,10 +6,10 @@
 The data is read at run time from `../shared/eval` (relative to the repository root) or
 `--eval-dir`; it is never copied into the repository (its licences forbid that).
 
-Every corpus is built as a real memory store (`memory_mcp.store.Store`): the documents are written
-as memory files (`memory_mcp.files.serialize`, bodies as `memory_remember` composes them), the
+Every corpus is built as a real memory store (`memory_mcp.app.store.Store`): the documents are written
+as memory files (`memory_mcp.truth.files.serialize`, bodies as `memory_remember` composes them), the
 store is reindexed, and every question goes through `Store.search`, i.e. the server's own index,
-planner (`memory_mcp.query.text_scores`) and ranking. A "plain FTS5" row is computed in the same run as the floor:
+planner (`memory_mcp.recall.query.text_scores`) and ranking. A "plain FTS5" row is computed in the same run as the floor:
 one FTS5 table, OR of the question's tokens, bm25 (porter unicode61 for LoCoMo, unicode61 for
 the paragraph sets), as in shared/reference/eval-baselines.md section 5.
 
@@ -39,12 +39,12 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 
 from locomo import CATEGORIES, Conversation, Turn, load_locomo  # noqa: E402
 
-from memory_mcp import files as mfiles  # noqa: E402
-from memory_mcp import query as mquery  # noqa: E402
-from memory_mcp.index import Index  # noqa: E402
-from memory_mcp.model import Memory, compose_body  # noqa: E402
-from memory_mcp.schema import FileStat  # noqa: E402
-from memory_mcp.store import Store  # noqa: E402
+from memory_mcp.app.store import Store  # noqa: E402
+from memory_mcp.index.db import Index  # noqa: E402
+from memory_mcp.index.schema import FileStat  # noqa: E402
+from memory_mcp.recall import query as mquery  # noqa: E402
+from memory_mcp.truth import files as mfiles  # noqa: E402
+from memory_mcp.truth.model import Memory, compose_body  # noqa: E402
 
 KS = (1, 5, 10, 25, 50)
 TUNED_ON = [0, 1, 2, 3, 4]  # LoCoMo conversations used to tune fusion (index into locomo10.json)

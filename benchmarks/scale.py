@@ -57,7 +57,7 @@ from perf import (
 )
 from scale_report import draw, print_tables
 
-from memory_mcp.store import Store
+from memory_mcp.app.store import Store
 
 
 @dataclass

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from perf import Generated, generate_store
 
-from memory_mcp.store import Store
+from memory_mcp.app.store import Store
 
 GENERATED_VERSION = 1  # change when what generate_store writes changes: old snapshots are then ignored
 

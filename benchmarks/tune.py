@@ -22,10 +22,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import recall_eval as ev  # noqa: E402
 
-from memory_mcp import query as mq  # noqa: E402
-from memory_mcp.index import Index  # noqa: E402
-from memory_mcp.model import Memory, compose_body  # noqa: E402
-from memory_mcp.schema import FileStat  # noqa: E402
+from memory_mcp.index.db import Index  # noqa: E402
+from memory_mcp.index.schema import FileStat  # noqa: E402
+from memory_mcp.recall import query as mq  # noqa: E402
+from memory_mcp.truth.model import Memory, compose_body  # noqa: E402
 
 LIMIT = 100
 
@@ -113,7 +113,7 @@ def main() -> None:
     ap.add_argument("--colw", default="", help="override bm25 column weights: title,body,entities")
     args = ap.parse_args()
     if args.colw:
-        import memory_mcp.index as mi
+        from memory_mcp.index import db as mi
 
         cw = tuple(float(x) for x in args.colw.split(","))
         for name, (spec, ws) in list(mi.FTS_TABLES.items()):

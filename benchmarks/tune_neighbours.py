@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Tuning helper for the neighbour signal (`memory_mcp/neighbours.py`); development tool, not part of
+"""Tuning helper for the neighbour signal (`memory_mcp/recall/neighbours.py`); development tool, not part of
 the reported evaluation.
 
 Indexes LoCoMo's tuning conversations (`recall_eval.TUNED_ON`, never the held-out ones) with each
@@ -24,10 +24,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import recall_eval as ev  # noqa: E402
 
-from memory_mcp import neighbours as nb  # noqa: E402
-from memory_mcp import query as mq  # noqa: E402
-from memory_mcp.index import Index  # noqa: E402
-from memory_mcp.schema import FileStat  # noqa: E402
+from memory_mcp.index.db import Index  # noqa: E402
+from memory_mcp.index.schema import FileStat  # noqa: E402
+from memory_mcp.recall import neighbours as nb  # noqa: E402
+from memory_mcp.recall import query as mq  # noqa: E402
 
 POOL = 400  # what Store.search asks the planner for when recall_eval wants 50
 MAX_SEEDS, MAX_WINDOW = 20, 3

@@ -22,8 +22,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from memory_mcp import search  # noqa: E402
-from memory_mcp.store import Store  # noqa: E402
+from memory_mcp.app.store import Store  # noqa: E402
+from memory_mcp.recall import search  # noqa: E402
 
 WHY_SET = REPO / "tests" / "data" / "why_set.json"
 

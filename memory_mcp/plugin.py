@@ -1,31 +1,10 @@
-"""The Claude Code plugin's server entry (`python -m memory_mcp.plugin`): the stores are chosen from
-the session's project with no flags, the project's store (created on first use) and the user's.
+"""The Claude Code plugin's server entry, kept at this name: a marketplace checkout runs
+`python -m memory_mcp.plugin` (plugin/bin/memory-mcp-plugin), old ones included. The server lives in
+memory_mcp/adapters/serve/plugin.py."""
 
-Claude Code starts plugin MCP servers with $CLAUDE_PROJECT_DIR set to the session's folder."""
-
-from __future__ import annotations
-
-import os
 import sys
-from pathlib import Path
 
-from . import scopes
-
-
-def main() -> int:
-    """Serve the project's store and the user's over stdio."""
-    config = scopes.project_scopes(Path(os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd()))
-    from .errors import StoreError
-    from .launch import configure_logging, serve
-
-    configure_logging(os.environ.get("MEMORY_MCP_LOG_LEVEL") or "info")
-    try:
-        serve(config.project, user_root=config.user)
-    except StoreError as e:
-        print(f"memory-mcp: {e}", file=sys.stderr)
-        return 2
-    return 0
-
+from memory_mcp.adapters.serve.plugin import main
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -20,8 +20,9 @@ import pytest
 from mcp import Client, StdioServerParameters
 from ulid import ULID
 
-from memory_mcp.store import Store, init_store
+from memory_mcp.app.store import Store, init_store
 
+ROOT = Path(__file__).resolve().parent.parent  # the repository
 EXE = Path(sys.executable).parent / "memory-mcp"
 ULID_CHARS = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 

@@ -1,5 +1,5 @@
 """The prompt-hook evaluation set: memories of a made-up project, prompts a person would type with
-the memory each one needs, and chit-chat that needs none. Used by tests/test_hooks.py (the floor must
+the memory each one needs, and chit-chat that needs none. Used by tests/adapters/test_hooks.py (the floor must
 keep >= 80% hit rate, <= 20% noise, nothing for chit-chat) and by benchmarks/bench_hooks.py."""
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from memory_mcp.store import Store
+from memory_mcp.app.store import Store
 
 # Columns that say when or in which order a row was written, not what the files hold.
 _VOLATILE = {"rowid", "mtime_ns"}

@@ -9,12 +9,13 @@ from enum import StrEnum
 from pathlib import Path
 
 import pytest
+from conftest import ROOT
 
-from memory_mcp import errors
-from memory_mcp.model import Decision, ForgetMode, MemoryType, State, Trust
-from memory_mcp.server import build_server
+from memory_mcp.adapters.serve.server import build_server
+from memory_mcp.truth import errors
+from memory_mcp.truth.model import Decision, ForgetMode, MemoryType, State, Trust
 
-README = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+README = (ROOT / "README.md").read_text(encoding="utf-8")
 
 
 def _readme_list(label: str) -> list[str]:
@@ -58,10 +59,10 @@ def test_tool_schemas_take_their_enumerations_from_the_model(tmp_path: Path) -> 
 def test_every_gotcha_the_docs_mention_says_its_type_is_knowledge() -> None:
     # README and the server once told agents to remember "gotchas", a type that does not exist, so an
     # agent wrote `type: gotcha` and was refused. Every paragraph that uses the word names the type.
-    from memory_mcp.hooks import STOP_NOTE
-    from memory_mcp.server import INSTRUCTIONS
+    from memory_mcp.adapters.hooks.events import STOP_NOTE
+    from memory_mcp.adapters.serve.server import INSTRUCTIONS
 
-    repo = Path(__file__).resolve().parent.parent
+    repo = ROOT
     texts = {"README.md": README, "server instructions": INSTRUCTIONS, "Stop hook note": STOP_NOTE}
     for doc in ("plugin/skills/memory/SKILL.md", "plugin/commands/remember.md", "plugin/commands/recall.md"):
         texts[doc] = (repo / doc).read_text(encoding="utf-8")

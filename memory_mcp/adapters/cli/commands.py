@@ -1,0 +1,194 @@
+"""The command-line commands that change or read one memory: `remember`, `update`, `forget`,
+`resolve`, `read`; `conflicts`, which lists the open pairs and settles them in bulk; and `reorganize`,
+which moves a flat store's files into month folders. Each builds the options object the matching tool
+builds and calls the same facade (through `scopes.Scopes`, so an id finds its store as it does for the tools).
+
+The frontmatter options come from `model.settable`, as the tool parameters do: a field declared
+settable in `model.Memory` gets its option here with no code."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from memory_mcp.adapters import render
+from memory_mcp.app.scopes import Scopes
+from memory_mcp.truth import options
+from memory_mcp.truth.model import BulkDecision, Decision, FieldSpec, ForgetMode, Tool, Trust, settable
+from memory_mcp.truth.roots import PROJECT, USER
+
+Opener = Callable[[argparse.Namespace], Scopes]
+Adder = Callable[[argparse.ArgumentParser], None]
+# A person typing a memory at the command line is stating it; an agent's tool call defaults to inferred.
+CLI_TRUST = Trust.USER_STATED.value
+REORGANIZE_SHOWN = 20
+PAIRS_SHOWN = 50
+
+
+def add_parsers(sub: Any, common: argparse.ArgumentParser, user_store_option: Adder) -> None:
+    """The parsers of the memory commands, on the CLI's subcommand set."""
+    r = sub.add_parser("remember", parents=[common], help="write a new memory (the memory_remember tool)")
+    r.add_argument("content", nargs="*", help="the memory's text (a few sentences); without it, standard input")
+    r.add_argument("--title", help="short title (default: derived from the content)")
+    _field_options(r, "remember")
+    r.add_argument("--scope", choices=(PROJECT, USER), help="with --user-store: the store to write to "
+                   "(default: the project's)")
+    user_store_option(r)
+    u = sub.add_parser("update", parents=[common], help="change a memory's text or fields in place (memory_update)")
+    u.add_argument("id", help="the memory's id")
+    u.add_argument("--content", help="the new text")
+    u.add_argument("--title", help="the new title")
+    _field_options(u, "update")
+    f = sub.add_parser("forget", parents=[common], help="archive, deprecate, restore or purge a memory (memory_forget)")
+    f.add_argument("id", help="the memory's id")
+    f.add_argument("--mode", choices=[m.value for m in ForgetMode], default=ForgetMode.ARCHIVE.value,
+                   help="archive: hidden from recall; deprecate: wrong (needs --reason); restore; purge: "
+                        "delete the file (needs --confirm; git keeps it)")
+    f.add_argument("--reason", default="", help="why it is deprecated")
+    f.add_argument("--confirm", action="store_true", help="confirm a purge")
+    s = sub.add_parser("resolve", parents=[common], help="settle a conflict pair (memory_resolve)")
+    s.add_argument("id", help="the memory that stays (with supersede: the one that replaces the other)")
+    s.add_argument("other_id", help="the other memory of the pair")
+    s.add_argument("decision", choices=[d.value for d in Decision],
+                   help="supersede: id replaces other_id, which is archived; keep_both: never raised again")
+    c = sub.add_parser("conflicts", parents=[common], help="list the open conflict pairs, or settle them in bulk "
+                       "(a dry run without --yes)")
+    c.add_argument("--commit", help="only pairs on a memory this commit wrote (an import's: its report names it)")
+    c.add_argument("--id", help="only pairs on this memory")
+    c.add_argument("--limit", type=int, default=PAIRS_SHOWN, help=f"pairs shown (default {PAIRS_SHOWN})")
+    c.add_argument("--offset", type=int, default=0, help="pairs skipped before the first shown")
+    c.add_argument("--resolve", choices=[d.value for d in BulkDecision], dest="decision",
+                   help="settle every selected pair: keep_both (never raised again) or newer (the newer "
+                        "memory of each pair supersedes the older), as one commit")
+    c.add_argument("--yes", action="store_true", help="with --resolve: do it (without it, a dry run)")
+    d = sub.add_parser("read", parents=[common], help="a whole memory with its supersede chain and history (memory_read)")
+    d.add_argument("memory", help="its id, or its path (memories/name.md)")
+    for parser in (u, f, s, d, c):
+        user_store_option(parser)
+    o = sub.add_parser("reorganize", parents=[common], help="move a flat store's memories into month folders "
+                       "(memories/YYYY/MM/; a dry run without --yes)")
+    o.add_argument("--yes", action="store_true", help="make the moves, as one commit of renames")
+
+
+def _field_options(parser: argparse.ArgumentParser, tool: Tool) -> None:
+    for spec in settable(tool):
+        flag = "--" + spec.name.replace("_", "-")
+        if spec.kind == "list":
+            parser.add_argument(flag, dest=spec.name, action="append", metavar="A[,B]",
+                                help=f"{spec.description} (comma-separated or repeated)")
+            continue
+        kind: dict[str, Any] = {"choices": [e.value for e in spec.enum]} if spec.enum is not None else {}
+        if spec.kind == "number":
+            kind["type"] = float
+        parser.add_argument(flag, dest=spec.name, help=_field_help(spec, tool), **kind)
+
+
+def _field_help(spec: FieldSpec, tool: Tool) -> str:
+    if tool == "update":
+        return spec.description + (" ('' clears it)" if spec.kind == "date" else "")
+    default = CLI_TRUST if spec.name == "trust" else (spec.default if spec.default not in (None, "") else None)
+    shown = getattr(default, "value", default)
+    return spec.description + (f" (default: {shown})" if shown is not None else "")
+
+
+def _fields(args: argparse.Namespace, tool: Tool) -> dict[str, object]:
+    """The field values the command line gave (lists split on commas); absent ones are left out."""
+    out: dict[str, object] = {}
+    for spec in settable(tool):
+        value = getattr(args, spec.name, None)
+        if value is None:
+            continue
+        if spec.kind == "list":
+            value = [part.strip() for item in value for part in item.split(",") if part.strip()]
+        out[spec.name] = value
+    if tool == "remember":
+        out.setdefault("trust", CLI_TRUST)
+    return out
+
+
+def remember(args: argparse.Namespace, open_scopes: Opener) -> int:
+    content = " ".join(args.content) if args.content else sys.stdin.read()
+    opts = options.Remember(content=content, title=args.title, fields=_fields(args, "remember"))
+    print(render.remember(open_scopes(args).store(args.scope).remember(opts)))
+    return 0
+
+
+def update(args: argparse.Namespace, open_scopes: Opener) -> int:
+    opts = options.Update(id=args.id, content=args.content, title=args.title, fields=_fields(args, "update"))
+    print(render.read(open_scopes(args).owner(args.id).update(opts)))
+    return 0
+
+
+def forget(args: argparse.Namespace, open_scopes: Opener) -> int:
+    opts = options.Forget(id=args.id, mode=args.mode, reason=args.reason, confirm=args.confirm)
+    print(render.forget(open_scopes(args).owner(args.id).forget(opts)))
+    return 0
+
+
+def resolve(args: argparse.Namespace, open_scopes: Opener) -> int:
+    opts = options.Resolve(id=args.id, other_id=args.other_id, decision=args.decision)
+    print(open_scopes(args).owner(args.id).resolve(opts).message)
+    return 0
+
+
+def read(args: argparse.Namespace, open_scopes: Opener) -> int:
+    scopes = open_scopes(args)
+    by_path = "/" in args.memory or args.memory.endswith(".md")
+    store = scopes.owner_of_path(args.memory) if by_path else scopes.owner(args.memory)
+    result = store.read(path=args.memory) if by_path else store.read(id=args.memory)
+    print(render.read(result))
+    return 0
+
+
+def conflicts(args: argparse.Namespace, open_scopes: Opener) -> int:
+    store = open_scopes(args).store()
+    opts = options.Conflicts(commit=args.commit, id=args.id, limit=args.limit, offset=args.offset,
+                             decision=args.decision, apply=args.yes)
+    if args.decision is None:
+        page = store.conflicts(opts)
+        print(f"{render.count(page.total, 'open conflict pair', 'open conflict pairs')}"
+              + (f"; showing {page.offset + 1}-{page.offset + len(page.pairs)}" if page.total > len(page.pairs) else ""))
+        for p in page.pairs:
+            print("  " + render.pair(p))
+        rest = page.total - page.offset - len(page.pairs)
+        if rest > 0:
+            print(f"... and {rest} more (--offset {page.offset + len(page.pairs)})")
+        return 0
+    result = store.resolve_all(opts)
+    verb = "settled" if result.applied else "would settle"
+    print(f"{verb} {render.count(len(result.settled), 'pair', 'pairs')} with {result.decision}"
+          + (f" (commit {result.commit[:12]})" if result.commit else ""))
+    for p in result.settled[:args.limit]:
+        print("  " + render.pair(p))
+    if len(result.settled) > args.limit:
+        print(f"... and {len(result.settled) - args.limit} more")
+    for note in result.notes:
+        print(f"note: {note}")
+    if result.settled and not result.applied:
+        print("Run it again with --yes to settle them, as one commit (`git revert` undoes it).")
+    return 0
+
+
+def reorganize(args: argparse.Namespace, open_scopes: Opener) -> int:
+    result = open_scopes(args).store().reorganize(apply=args.yes)
+    verb = "moved" if result.applied else "would move"
+    print(f"{verb} {render.count(len(result.moves), 'memory', 'memories')} into month folders"
+          + (f" (commit {result.commit[:12]})" if result.commit else ""))
+    for move in result.moves[:REORGANIZE_SHOWN]:
+        print(f"  {move.path} -> {move.to}")
+    if len(result.moves) > REORGANIZE_SHOWN:
+        print(f"  ... and {len(result.moves) - REORGANIZE_SHOWN} more")
+    for left in result.skipped:
+        print(f"left in place: {left.path}: {left.detail}")
+    if result.moves and not result.applied:
+        print("Run `memory-mcp reorganize --yes` to move them: one commit of renames, which "
+              "`git log --follow <file>` follows; ids and links stay as they are.")
+    return 0
+
+
+COMMANDS: dict[str, Callable[[argparse.Namespace, Opener], int]] = {
+    "remember": remember, "update": update, "forget": forget, "resolve": resolve, "read": read,
+    "reorganize": reorganize, "conflicts": conflicts,
+}

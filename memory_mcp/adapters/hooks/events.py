@@ -1,0 +1,395 @@
+"""Claude Code hook commands: `memory-mcp hook EVENT` reads the hook's JSON on stdin and prints
+what the hooks reference says reaches the model, or nothing.
+
+- SessionStart (startup, resume, clear, compact): imports new Claude Code auto-memory notes, then
+  the digest as `additionalContext`. After a compaction the model lost what was injected, so the
+  digest comes back and the session's "already injected" list starts again from it.
+- UserPromptSubmit: recall on the prompt; only memories above a relevance floor and not injected
+  earlier in the session, one line each, under a token cap. Nothing for short prompts and slash
+  commands.
+- Stop: once per session, after real work (3+ edit, write or shell calls) with no memory written,
+  a factual note that memory_remember exists. Non-blocking: `additionalContext`, never `decision`.
+- PreToolUse (Read, Edit, Write and the like): the memories whose `paths:` globs match the file,
+  each once per session. With MEMORY_MCP_AUTO_MEMORY=redirect, a write into Claude Code's
+  auto-memory folder is answered with a pointer to memory_remember instead (automemory.py).
+
+A hook must never break or stall a session: the store lock is waited for 1 s at most, a watchdog
+ends a slow hook, and any error means no output, exit 0 and one line in the hook log.
+The module imports only the standard library at the top; the store loads when an event needs it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import signal
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from memory_mcp.adapters.hooks import automemory
+from memory_mcp.adapters.hooks import state as hookstate
+from memory_mcp.adapters.render import age
+from memory_mcp.truth import globs
+from memory_mcp.truth.options import Recall
+
+if TYPE_CHECKING:
+    from memory_mcp.app.scopes import Scopes
+    from memory_mcp.truth.results import Hit
+
+EVENTS = ("SessionStart", "UserPromptSubmit", "Stop", "PreToolUse")
+LOCK_WAIT_SECONDS = 1.0
+WATCHDOG_SECONDS = {"SessionStart": 20, "UserPromptSubmit": 8, "Stop": 5, "PreToolUse": 5}
+OUTPUT_CAP = 10_000  # Claude Code caps additionalContext at 10,000 characters
+PROMPT_TOKENS = int(os.environ.get("MEMORY_MCP_PROMPT_TOKENS") or 300)
+# The relevance floor. Recall scores are relative (the best hit of any query scores about 1), so
+# they cannot tell a real match from the best of bad ones: "yes please go ahead" has a top hit too.
+# A hit is injected when it shares MIN_SHARED content words with the prompt (the top hit: one), and
+# scores at least RELATIVE x the best hit. Tuned on tests/hook_eval.py (docs/design-notes.md).
+MIN_SHARED = 2
+RELATIVE = 0.5
+MIN_WORDS = 3
+EXCERPT_CHARS = 160
+WORK_TOOLS = frozenset({"Edit", "MultiEdit", "Write", "NotebookEdit", "Bash"})
+FILE_TOOLS = frozenset({"Read", "Edit", "MultiEdit", "Write", "NotebookEdit"})
+FILE_MEMORIES = 8  # the most memories one file brings
+STOP_NOTE = ("memory-mcp: this session edited files or ran commands and recorded no memory. Durable "
+             "decisions, preferences and gotchas (type knowledge) found in it can be recorded with the "
+             "memory_remember tool; they are then recalled in later sessions.")
+_ID = re.compile(r"\[([0-9A-HJKMNP-TV-Z]{26})\]")
+
+
+@dataclass
+class Options:
+    """How the hook finds its stores: named ones (a settings file written by `install claude-code`),
+    else chosen from the session's folder (the plugin)."""
+
+    store: Path | None = None
+    user_store: Path | None = None
+
+
+# ------------------------------------------------------------------ entry point
+def main(event: str, options: Options | None = None, stdin: str | None = None) -> int:
+    """Run one hook: read its JSON, print its answer (or nothing). Always returns 0."""
+    options = options or Options()
+    name = _event_name(event)
+    try:
+        with _watchdog(WATCHDOG_SECONDS.get(name, 5)):
+            payload = json.loads(sys.stdin.read() if stdin is None else stdin or "{}")
+            if not isinstance(payload, dict):
+                raise ValueError("hook input is not a JSON object")
+            out = handle(name, payload, options)
+    except BaseException as e:  # noqa: BLE001 - a hook's failure must never reach the session
+        if isinstance(e, KeyboardInterrupt):
+            raise
+        hookstate.log(f"{name}: {type(e).__name__}: {e}")
+        return 0
+    if out:
+        sys.stdout.write(out + "\n")
+    return 0
+
+
+def _event_name(event: str) -> str:
+    """`session-start`, `SessionStart` and `sessionstart` all name the same event."""
+    flat = event.replace("-", "").replace("_", "").lower()
+    return next((e for e in EVENTS if e.lower() == flat), event)
+
+
+class _Timeout(Exception):
+    pass
+
+
+@contextlib.contextmanager
+def _watchdog(seconds: float) -> Iterator[None]:
+    """Raise inside a hook that runs too long, so it ends with no output before Claude Code's own
+    timeout (which would discard the output anyway, after making the person wait)."""
+    if not hasattr(signal, "setitimer") or os.environ.get("MEMORY_MCP_HOOK_NO_WATCHDOG"):
+        yield
+        return
+
+    def fire(signum: int, frame: object) -> None:
+        raise _Timeout(f"hook ran over {seconds}s")
+
+    previous = signal.signal(signal.SIGALRM, fire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def handle(event: str, payload: dict[str, Any], options: Options) -> str:
+    """The text to print for one hook event (empty: nothing)."""
+    if event == "PreToolUse":
+        return pre_tool_use(payload, options)
+    if event == "Stop":
+        return stop(payload)
+    if event == "UserPromptSubmit":
+        return user_prompt_submit(payload, options)
+    if event != "SessionStart":
+        raise ValueError(f"unknown hook event {event!r}; one of {', '.join(EVENTS)}")
+    importing = automemory.mode() == "import"
+    roots = store_roots(payload, options, create=importing)
+    if not roots:
+        return ""
+    from memory_mcp.app import glance
+
+    # The index as it is, when it is current and no auto-memory note waits (as the prompt hook reads).
+    notes = automemory.folder(session_folder(payload))
+    waiting = importing and "project" in roots and automemory.pending(roots["project"], notes)
+    hits = None if waiting else glance.digest(roots)
+    if hits is not None:
+        return session_start_output(payload, hits)
+    scopes = open_scopes(roots)
+    try:
+        return session_start(payload, scopes)
+    finally:
+        scopes.close()
+
+
+def _output(event: str, context: str) -> str:
+    return json.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": context[:OUTPUT_CAP]}})
+
+
+# ------------------------------------------------------------------ stores
+def session_folder(payload: dict[str, Any]) -> Path:
+    """The folder the session works in: the hook's `cwd`, else $CLAUDE_PROJECT_DIR, else ours."""
+    return Path(payload.get("cwd") or os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd())
+
+
+def store_roots(payload: dict[str, Any], options: Options, create: bool = False) -> dict[str, Path]:
+    """The stores of this session that exist, by scope, the project's first (a hook reads; it
+    creates the project store only to import auto memory into it, and only the one found from the
+    git root: a store the command line names and that is gone was moved, and recreating it empty
+    would hide the memories)."""
+    from memory_mcp.truth import roots
+    from memory_mcp.truth.layout import is_store
+
+    if options.store is not None:
+        pairs: list[tuple[str, Path | None]] = [(roots.PROJECT, options.store.expanduser().resolve())]
+        if options.user_store is not None:
+            pairs.append((roots.USER, options.user_store.expanduser().resolve()))
+    else:
+        config = roots.project_scopes(session_folder(payload))
+        pairs = [(roots.PROJECT, config.project), (roots.USER, config.user)]
+    found = {name: root for name, root in pairs if root is not None
+             and (is_store(root) or (create and name == roots.PROJECT and options.store is None))}
+    for name, root in pairs:
+        if options.store is not None and root is not None and name not in found:
+            hookstate.log(f"no memory store at {root} (named on the hook's command line); it is skipped")
+    return found
+
+
+def open_scopes(roots: dict[str, Path]) -> Scopes:
+    """The stores of `roots` (not empty), opened; a missing project store is created."""
+    from memory_mcp.app.scopes import Scopes
+    from memory_mcp.app.store import Store
+
+    # Store calls wait up to a minute for a busy store; a hook waits a second, then gives up.
+    opened = {name: Store.open(root, lock_timeout=LOCK_WAIT_SECONDS) for name, root in roots.items()}
+    return Scopes(opened)
+
+
+# ------------------------------------------------------------------ SessionStart
+def session_start(payload: dict[str, Any], scopes: Scopes) -> str:
+    """Import new auto-memory notes, then return the digest as SessionStart additionalContext."""
+    imported = ""
+    if automemory.mode() == "import" and "project" in scopes.stores:
+        with contextlib.suppress(Exception):  # the digest matters more than the import
+            imported = automemory.import_notes(scopes.stores["project"], automemory.folder(session_folder(payload)))
+    return session_start_output(payload, scopes.digest(), imported)
+
+
+def session_start_output(payload: dict[str, Any], hits: list[Hit], imported: str = "") -> str:
+    """The digest of `hits` as SessionStart additionalContext; what it shows is the session's
+    "already injected" list from now on (started over after a compaction or /clear)."""
+    from memory_mcp.adapters import render
+
+    hookstate.prune()
+    text = render.digest(hits, int(os.environ.get("MEMORY_MCP_DIGEST_TOKENS", "0") or 0) or render.DIGEST_TOKENS)
+    state = hookstate.SessionState(str(payload.get("session_id", "")))
+    shown = _ID.findall(text)
+    if payload.get("source") in ("compact", "clear") or not state.injected:
+        state.reset(shown)
+    else:
+        state.add(shown)
+    state.save()
+    return _output("SessionStart", text + (f"\n\n{imported}" if imported else ""))
+
+
+# ------------------------------------------------------------------ UserPromptSubmit
+def is_short(prompt: str) -> bool:
+    """A prompt too short to search on: fewer than MIN_WORDS words of three or more letters."""
+    return len(re.findall(r"\w{3,}", prompt)) < MIN_WORDS
+
+
+# Function words and the words of chit-chat: sharing one of these says nothing about relevance.
+_STOP_TEXT = """
+a an the and or but if then so to of in on at by for with from as is are was were be been being it its this
+that these those i me my we our you your he she they them his her their what which who whom how when where
+why can could should would will shall may might must do does did done have has had not no yes please go ahead
+ok okay thanks thank let lets us get got make made new old one two some any all about into out up down over
+again more most very just also still there here than too much many say said like want need use used using add
+today day days good great lovely nice stop never mind fine sure hello morning"""
+STOP_WORDS = frozenset(_STOP_TEXT.split())
+
+
+def content_words(text: str) -> set[str]:
+    """Words of three or more characters that are not stop words, cut to five characters so that
+    inflections meet (invoices/invoice, deploys/deploy) without a stemmer to import."""
+    return {w[:5] for w in re.findall(r"[a-z0-9_]{3,}", text.lower()) if w not in STOP_WORDS}
+
+
+def select(hits: list[Hit], prompt: str, seen: set[str], relative: float = RELATIVE,
+           min_shared: int = MIN_SHARED, max_tokens: int = PROMPT_TOKENS, now: datetime | None = None) -> list[str]:
+    """The lines to inject: hits that clear the floor (shared content words, and a score near the
+    best hit's), not injected before, one line each, until the token cap."""
+    if not hits:
+        return []
+    best = max(h.score for h in hits)
+    words = content_words(prompt)
+    lines: list[str] = []
+    spent = 0
+    for n, h in enumerate(hits):
+        shared = len(words & content_words(f"{h.title} {h.excerpt}"))
+        if h.score < relative * best or shared < (1 if n == 0 else min_shared) or h.id in seen:
+            continue
+        line = prompt_line(h, now)
+        cost = len(line) // 4 + 1
+        if spent + cost > max_tokens:
+            break
+        spent += cost
+        lines.append(line)
+    return lines
+
+
+def prompt_line(h: Hit, now: datetime | None = None) -> str:
+    """`- [id] type, 3d old: Title - excerpt`; the state is named when it is not active."""
+    excerpt = " ".join(h.excerpt.split())
+    if len(excerpt) > EXCERPT_CHARS:
+        excerpt = excerpt[:EXCERPT_CHARS].rsplit(" ", 1)[0] + "..."
+    state = "" if h.state == "active" else f", {h.state}"
+    scope = f", {h.scope} scope" if h.scope else ""
+    return f"- [{h.id}] {h.type}{state}{scope}, {age(h.updated, now)}: {h.title} - {excerpt}"
+
+
+def user_prompt_submit(payload: dict[str, Any], options: Options) -> str:
+    """Recall on the prompt; the memories that clear the floor and are new to the session."""
+    prompt = str(payload.get("prompt", "")).strip()
+    if not prompt or prompt.startswith("/") or is_short(prompt):
+        return ""
+    state = hookstate.SessionState(str(payload.get("session_id", "")))
+    lines = select(recall_hits(store_roots(payload, options), Recall(prompt[:2000], limit=8)),
+                   prompt, set(state.injected))
+    if not lines:
+        return ""
+    state.add(_ID.findall("\n".join(lines)))
+    state.save()
+    header = "Stored memories (memory-mcp) that match this prompt; memory_read with an id gives the whole text:"
+    return _output("UserPromptSubmit", "\n".join([header, *lines]))
+
+
+def recall_hits(roots: dict[str, Path], opts: Recall) -> list[Hit]:
+    """Recall over the session's stores: from their indexes as they are when those are current (no
+    git, YAML or lock to load: the prompt hook's budget is 250 ms), else through the stores, which
+    reconcile first; nothing when an index is another version's and must be rebuilt whole."""
+    from memory_mcp.app import glance
+
+    if not roots:
+        return []
+    hits = glance.recall(roots, opts)
+    if hits is not None:
+        return hits
+    stale = glance.other_version(roots)
+    if stale is not None:
+        # After an upgrade (a new index schema) the first reader rebuilds the index: at 10,000 memories
+        # that outlasts the hook's own watchdog, on every prompt until one finishes, and two versions
+        # sharing a store would rebuild it in turn. SessionStart, the server and the CLI rebuild it; a
+        # prompt goes without its memories meanwhile.
+        hookstate.log(f"the index of {stale} is from another version; this hook leaves its rebuild to "
+                      "the session start, the server or `memory-mcp reindex`")
+        return []
+    scopes = open_scopes(roots)
+    try:
+        return scopes.recall(None, opts).results
+    finally:
+        scopes.close()
+
+
+# ------------------------------------------------------------------ Stop
+def work_done(transcript: Path) -> tuple[int, bool]:
+    """(edit, write and shell tool calls, whether memory_remember was called) in a transcript."""
+    calls, remembered = 0, False
+    with open(transcript, encoding="utf-8", errors="replace") as f:
+        for line in f:
+            if '"tool_use"' not in line:
+                continue  # most lines are text; parsing only tool-use lines keeps a long transcript cheap
+            with contextlib.suppress(ValueError):
+                entry = json.loads(line)
+                content = (entry.get("message") or {}).get("content")
+                for block in content if isinstance(content, list) else []:
+                    if not isinstance(block, dict) or block.get("type") != "tool_use":
+                        continue
+                    name = str(block.get("name", ""))
+                    calls += name in WORK_TOOLS
+                    remembered = remembered or name.endswith("memory_remember")
+    return calls, remembered
+
+
+def stop(payload: dict[str, Any]) -> str:
+    """At most once per session, after real work with no memory written: a non-blocking note."""
+    state = hookstate.SessionState(str(payload.get("session_id", "")))
+    transcript = payload.get("transcript_path")
+    if state.stop_noted or payload.get("stop_hook_active") or not transcript:
+        return ""
+    calls, remembered = work_done(Path(str(transcript)).expanduser())
+    if calls < 3 or remembered:
+        return ""
+    state.stop_noted = True
+    state.save()
+    return _output("Stop", STOP_NOTE)
+
+
+# ------------------------------------------------------------------ PreToolUse
+def pre_tool_use(payload: dict[str, Any], options: Options) -> str:
+    """A write into Claude Code's auto-memory folder, in redirect mode, is denied with a pointer to
+    memory_remember; otherwise a file the tool reads or edits brings the memories whose `paths`
+    globs match it, each once per session."""
+    return automemory.redirect(payload, session_folder(payload)) or file_memories(payload, options)
+
+
+def file_memories(payload: dict[str, Any], options: Options) -> str:
+    """The memories about the file a Read, Edit or Write call names, not injected before in this session."""
+    from memory_mcp.truth.roots import project_root
+
+    tool_input = payload.get("tool_input")
+    file = (tool_input.get("file_path") or tool_input.get("notebook_path")) if isinstance(tool_input, dict) else None
+    if not file or payload.get("tool_name") not in FILE_TOOLS:
+        return ""
+    rel = globs.project_relative(str(file), project_root(session_folder(payload)))
+    roots = store_roots(payload, options)
+    if rel.startswith("/") or not roots:
+        return ""  # outside the project no glob matches
+    state = hookstate.SessionState(str(payload.get("session_id", "")))
+    lines, spent = [], 0
+    for h in recall_hits(roots, Recall(file=rel, limit=FILE_MEMORIES)):
+        line = prompt_line(h)
+        cost = len(line) // 4 + 1
+        if state.seen(h.id):
+            continue
+        if spent + cost > PROMPT_TOKENS:
+            break
+        spent += cost
+        lines.append(line)
+        state.add([h.id])
+    if not lines:
+        return ""
+    state.save()
+    header = f"Stored memories (memory-mcp) about {rel}, from their paths globs; memory_read with an id gives the whole text:"
+    return _output("PreToolUse", "\n".join([header, *lines]))

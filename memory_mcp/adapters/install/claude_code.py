@@ -1,0 +1,195 @@
+"""Registering the server with Claude Code, and the SessionStart hook payload."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from memory_mcp.truth.errors import InvalidArgument
+from memory_mcp.truth.roots import ScopeConfig
+
+SERVER_NAME = "memory"
+
+
+def server_command() -> str:
+    """The `memory-mcp` executable of this installation (beside the running python when it is there)."""
+    beside = Path(sys.executable).parent / "memory-mcp"
+    return str(beside) if beside.exists() else (shutil.which("memory-mcp") or "memory-mcp")
+
+
+def server_args(user_store: Path | None) -> list[str]:
+    """The arguments after the executable: `serve`, and the user store when scopes are on."""
+    return ["serve", *(["--user-store", str(user_store)] if user_store else [])]
+
+
+def server_entry(store: Path, user_store: Path | None = None) -> dict[str, object]:
+    """The `.mcp.json` entry for the server (the shape `claude mcp add --scope project` writes)."""
+    return {"type": "stdio", "command": server_command(), "args": server_args(user_store),
+            "env": {"MEMORY_MCP_ROOT": str(store)}}
+
+
+def write_project_config(project: Path, store: Path, user_store: Path | None = None) -> Path:
+    """Add (or update) the server in `project/.mcp.json`, keeping every other server there.
+
+    An entry of the same name that runs another program is someone else's server: it is refused,
+    not replaced."""
+    path = project / ".mcp.json"
+    config = read_json_object(path)
+    servers = config.setdefault("mcpServers", {})
+    if not isinstance(servers, dict):
+        raise InvalidArgument(f"{path}: mcpServers is not an object; fix it first.")
+    current = servers.get(SERVER_NAME)
+    if isinstance(current, dict) and Path(str(current.get("command", ""))).name != "memory-mcp":
+        raise InvalidArgument(f"{path} already has a server named '{SERVER_NAME}' that runs "
+                              f"{current.get('command')!r}; rename or remove it first.")
+    if current == server_entry(store, user_store):
+        return path
+    servers[SERVER_NAME] = server_entry(store, user_store)
+    path.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+    return path
+
+
+def read_json_object(path: Path) -> dict[str, Any]:
+    """A client's JSON config file as a mapping ({} when missing); a clear error when it is not one."""
+    if not path.exists():
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError as e:
+        raise InvalidArgument(f"{path} is not valid JSON ({e}); fix or remove it first.") from None
+    if not isinstance(data, dict):
+        raise InvalidArgument(f"{path} does not hold a JSON object; fix or remove it first.")
+    return data
+
+
+def settings_path(scope: str, project: Path, home: Path) -> Path:
+    """Where Claude Code reads settings (and so hooks) for `scope`: ~/.claude/settings.json,
+    PROJECT/.claude/settings.json (shared, committed) or PROJECT/.claude/settings.local.json (personal)."""
+    return {"user": home / ".claude" / "settings.json", "project": project / ".claude" / "settings.json",
+            "local": project / ".claude" / "settings.local.json"}[scope]
+
+
+def hook_command(store: Path, user_store: Path | None = None) -> str:
+    """The shell command of the SessionStart hook: print the digest as hook JSON."""
+    words = [server_command(), "digest", "--hook", "--store", str(store)]
+    words += ["--user-store", str(user_store)] if user_store else []
+    return shlex.join(words)
+
+
+def file_hook_command(store: Path, user_store: Path | None = None) -> str:
+    """The shell command of the PreToolUse hook that brings the memories about a file (`paths:`)."""
+    words = [server_command(), "hook", "PreToolUse", "--store", str(store)]
+    words += ["--user-store", str(user_store)] if user_store else []
+    return shlex.join(words)
+
+
+FILE_TOOLS_MATCHER = "Read|Edit|MultiEdit|Write|NotebookEdit"  # as plugin/hooks/hooks.json has it
+
+
+def write_hook(path: Path, command: str, event: str = "SessionStart", matcher: str | None = None) -> bool:
+    """Add a hook on `event` running `command` to the settings file at `path` (kept otherwise).
+
+    Returns False when an identical hook is already there."""
+    settings = read_json_object(path)
+    hooks = settings.setdefault("hooks", {})
+    if not isinstance(hooks, dict) or not isinstance(hooks.setdefault(event, []), list):
+        raise InvalidArgument(f"{path}: hooks.{event} is not a list; fix it first.")
+    groups = hooks[event]
+    if any(isinstance(g, dict) and any(isinstance(h, dict) and h.get("command") == command
+                                       for h in g.get("hooks", [])) for g in groups):
+        return False
+    # SessionStart has no matcher: the digest is wanted on startup, resume, /clear and after a compaction alike.
+    groups.append({**({"matcher": matcher} if matcher else {}), "hooks": [{"type": "command", "command": command}]})
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(settings, indent=2) + "\n", encoding="utf-8")
+    return True
+
+
+@dataclass(frozen=True)
+class Install:
+    """What `memory-mcp install claude-code` was asked to do."""
+
+    scope: str  # local | project | user, as Claude Code names them
+    store: Path
+    project: Path  # the folder Claude Code runs in (local and project scopes belong to it)
+    home: Path
+    hook: bool = False
+    user_store: Path | None = None
+
+
+def register(job: Install) -> str:
+    """Register the server for `job.scope`: through `claude mcp add` when the claude CLI is on PATH,
+    else (project scope) by writing .mcp.json; and, when asked, the SessionStart digest hook in that
+    scope's settings file. Returns what was done, one line each."""
+    ScopeConfig(job.store, job.user_store).check()
+    done = [_register_server(job)]
+    if job.hook:
+        path = settings_path(job.scope, job.project, job.home)
+        added = write_hook(path, hook_command(job.store, job.user_store))
+        done.append(f"added the SessionStart digest hook to {path}" if added
+                    else f"the SessionStart digest hook is already in {path}")
+        added = write_hook(path, file_hook_command(job.store, job.user_store), "PreToolUse",
+                                   FILE_TOOLS_MATCHER)
+        done.append(f"added the PreToolUse hook of file-aware memories (paths:) to {path}" if added
+                    else f"the PreToolUse hook of file-aware memories is already in {path}")
+    return "\n".join(done)
+
+
+def add_command(job: Install) -> list[str]:
+    """The `claude mcp add` command line that registers the server for `job`."""
+    return ["claude", "mcp", "add", SERVER_NAME, "--scope", job.scope, "-e", f"MEMORY_MCP_ROOT={job.store}",
+            "--", server_command(), *server_args(job.user_store)]
+
+
+def _register_server(job: Install) -> str:
+    claude = shutil.which("claude")
+    command = add_command(job)
+    if claude is None:
+        if job.scope == "project":
+            return f"wrote {write_project_config(job.project, job.store, job.user_store)}"
+        raise InvalidArgument(f"the claude CLI is not on PATH, and {job.scope} scope lives in Claude Code's own "
+                              f"config; install Claude Code and run `{shlex.join(command)}`, or use "
+                              "--scope project to write .mcp.json here.")
+    done = subprocess.run([claude, *command[1:]], capture_output=True, text=True, cwd=job.project)
+    if done.returncode != 0:
+        current = registered_entry(job)
+        if current is not None and _same_entry(current, server_entry(job.store, job.user_store)):
+            return f"'{SERVER_NAME}' is already registered in Claude Code ({job.scope} scope) with this store; " \
+                   "nothing changed"
+        raise InvalidArgument(f"claude mcp add failed: {(done.stderr or done.stdout).strip()[:300]} (to replace "
+                              f"the existing '{SERVER_NAME}' server, run `memory-mcp uninstall claude-code --scope "
+                              f"{job.scope}` or `claude mcp remove {SERVER_NAME} --scope {job.scope}` first)")
+    return done.stdout.strip() or f"registered {SERVER_NAME} ({job.scope} scope) with claude mcp add"
+
+
+def registered_entry(job: Install) -> dict[str, object] | None:
+    """The `memory` server Claude Code already has in `job.scope`: user and local scopes live in
+    ~/.claude.json (top level, or under the project's path), project scope in .mcp.json."""
+    if job.scope == "project":
+        path, keys = job.project / ".mcp.json", ["mcpServers", SERVER_NAME]
+    else:
+        path = job.home / ".claude.json"
+        keys = (["mcpServers", SERVER_NAME] if job.scope == "user"
+                else ["projects", str(job.project), "mcpServers", SERVER_NAME])
+    try:
+        node: object = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    for key in keys:
+        node = node.get(key) if isinstance(node, dict) else None
+    return node if isinstance(node, dict) else None
+
+
+def _same_entry(a: dict[str, object], b: dict[str, object]) -> bool:
+    return all(a.get(k) == b.get(k) for k in ("command", "args", "env"))
+
+
+def hook_payload(digest: str) -> str:
+    """The JSON a Claude Code SessionStart hook prints to add the digest to the session's context."""
+    return json.dumps({"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": digest}})

@@ -1,0 +1,311 @@
+"""`memory-mcp install|uninstall CLIENT`: register the server with Claude Code, Codex, Gemini CLI or
+Cursor, and take the registration away again.
+
+Every client keeps the server in a config file of its own; each writer here changes only the
+`memory` entry and keeps every other entry, so running it twice changes nothing the second time.
+Claude Code goes through `claude mcp add` when the CLI is on PATH (Claude Code owns its config),
+the others are written directly (their formats are documented and stable; their CLIs' `mcp add`
+differ between versions). The stores: `--store` when given, else, for a project scope, the
+project's own store (chosen as the plugin chooses it) together with the user's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import shlex
+import shutil
+import subprocess
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from memory_mcp.adapters.install import claude_code
+from memory_mcp.truth import roots
+from memory_mcp.truth.errors import InvalidArgument
+
+CLIENTS = ("claude-code", "codex", "gemini", "cursor")
+SCOPES = {"claude-code": ("local", "project", "user"), "codex": ("user", "project"),
+          "gemini": ("user", "project"), "cursor": ("user", "project")}
+DEFAULT_SCOPE = {"claude-code": "local", "codex": "user", "gemini": "user", "cursor": "user"}
+NAME = claude_code.SERVER_NAME
+
+
+def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser,
+                user_store_option: Callable[[argparse.ArgumentParser], None]) -> None:
+    """The `install` and `uninstall` subcommands."""
+    for verb, text in (("install", "register the server with a client"),
+                       ("uninstall", "remove what `install` wrote for a client")):
+        p = sub.add_parser(verb, parents=[common], help=text)
+        p.add_argument("client", choices=CLIENTS)
+        p.add_argument("--scope", choices=["local", "project", "user"], default=None,
+                       help="claude-code: local (default; you, this folder), project (.mcp.json at the git root, "
+                            "shared) or user (you, every folder); codex, gemini, cursor: user (default) or project")
+        if verb == "install":
+            p.add_argument("--hook", action="store_true",
+                           help="claude-code: also add a SessionStart hook that puts the digest in front of every "
+                                "session")
+            user_store_option(p)
+
+
+@dataclass(frozen=True)
+class Where:
+    """Where one registration goes: the folders it depends on and the stores it serves."""
+
+    client: str
+    scope: str
+    project: Path  # the project root (git root of the current folder, else the folder)
+    cwd: Path
+    home: Path
+    store: Path
+    user_store: Path | None
+
+
+def run(args: argparse.Namespace) -> int:
+    """Dispatch `install` / `uninstall` (the CLI catches StoreError and exits 2)."""
+    where = _where(args)
+    print(install(where, getattr(args, "hook", False)) if args.command == "install" else uninstall(where))
+    return 0
+
+
+def _where(args: argparse.Namespace) -> Where:
+    scope = args.scope or DEFAULT_SCOPE[args.client]
+    if scope not in SCOPES[args.client]:
+        raise InvalidArgument(f"{args.client} has no {scope} scope; use one of {', '.join(SCOPES[args.client])}.")
+    cwd, home = Path.cwd(), Path.home()
+    project = roots.project_root(cwd)
+    user_store = roots.configured_user_root(getattr(args, "user_store", None))
+    if args.store is not None:
+        store = args.store.expanduser().resolve()
+    elif scope == "project" and args.command == "install":
+        # A project registration with no store named serves the project's store and the user's, as the plugin does.
+        store, user_store = roots.project_store(project), user_store or roots.user_root()
+    else:
+        from memory_mcp.truth.layout import default_root
+
+        store = default_root().expanduser().resolve()
+    return Where(args.client, scope, project, cwd, home, store, user_store)
+
+
+# ------------------------------------------------------------------ install
+def install(where: Where, hook: bool = False) -> str:
+    """Register the server for `where`, creating its store when missing; what was done, one line each."""
+    roots.ScopeConfig(where.store, where.user_store).check()
+    done = ensure_store(where.store)
+    # The registration names the user store too; a server must not then refuse it as a typo.
+    done += ensure_store(where.user_store) if where.user_store is not None else []
+    done += ignore_in_repo(where.store, where.project)
+    if where.client == "claude-code":
+        job = claude_code.Install(where.scope, where.store, where.project if where.scope == "project" else where.cwd,
+                                  where.home, hook=hook, user_store=where.user_store)
+        done.append(claude_code.register(job))
+    else:
+        path = config_path(where)
+        changed = WRITERS[where.client](path, claude_code.server_entry(where.store, where.user_store))
+        done.append({"added": f"added the '{NAME}' server to {path}", "same": f"'{NAME}' is already registered in "
+                     f"{path} with this store; nothing changed", "replaced": f"replaced the earlier memory-mcp "
+                     f"'{NAME}' entry in {path}"}[changed])
+    return "\n".join(done)
+
+
+def ensure_store(root: Path) -> list[str]:
+    """Create the store at `root` when it is missing (install may name a new path)."""
+    from memory_mcp.app.store import Store
+    from memory_mcp.truth.layout import is_store
+
+    if is_store(root):
+        return []
+    Store.open(root).close()
+    return [f"created the memory store {root}"]
+
+
+def ignore_in_repo(store: Path, project: Path) -> list[str]:
+    """A store inside the project's repository is a git repository of its own: the project's
+    .gitignore gets a line for it, so the code repository does not see it as an untracked folder."""
+    root = roots.git_root(project)
+    if root is None or not store.is_relative_to(root) or store == root:
+        return []
+    line = "/" + store.relative_to(root).as_posix() + "/"
+    ignore = root / ".gitignore"
+    text = ignore.read_text(encoding="utf-8") if ignore.exists() else ""
+    if line in text.splitlines() or line.rstrip("/") in text.splitlines():
+        return []
+    ignore.write_text(text + ("" if not text or text.endswith("\n") else "\n") + line + "\n", encoding="utf-8")
+    return [f"added {line} to {ignore}: the store is its own git repository (share it through its own remote "
+            "and `memory-mcp sync`)"]
+
+
+def config_path(where: Where) -> Path:
+    """The config file of Codex, Gemini CLI or Cursor for the scope."""
+    base = where.home if where.scope == "user" else where.project
+    return base / {"codex": ".codex/config.toml", "gemini": ".gemini/settings.json",
+                   "cursor": ".cursor/mcp.json"}[where.client]
+
+
+def _ours(entry: object) -> bool:
+    return isinstance(entry, dict) and Path(str(entry.get("command", ""))).name == "memory-mcp"
+
+
+def write_json_servers(path: Path, entry: dict[str, object]) -> str:
+    """Set mcpServers.memory in a JSON config (Gemini CLI settings.json, Cursor mcp.json), keeping the
+    rest. Returns added, same or replaced; a `memory` server of another program is refused."""
+    config = claude_code.read_json_object(path)
+    servers = config.setdefault("mcpServers", {})
+    if not isinstance(servers, dict):
+        raise InvalidArgument(f"{path}: mcpServers is not an object; fix it first.")
+    # Gemini and Cursor know no "type" key for stdio servers: they tell stdio by the command.
+    entry = {k: v for k, v in entry.items() if k != "type"}
+    current = servers.get(NAME)
+    if current is not None and not _ours(current):
+        raise InvalidArgument(f"{path} already has a server named '{NAME}' that runs "
+                              f"{current.get('command') if isinstance(current, dict) else current!r}; "
+                              "rename or remove it first.")
+    if current == entry:
+        return "same"
+    servers[NAME] = entry
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+    return "replaced" if current is not None else "added"
+
+
+_TABLE = re.compile(r"^\s*\[\s*mcp_servers\s*\.\s*(?:memory|\"memory\")\s*(?:\.[^\]]*)?\]\s*(?:#.*)?$")
+_ANY_TABLE = re.compile(r"^\s*\[")
+
+
+def _toml_string(value: str) -> str:
+    return json.dumps(value)  # a JSON string is a valid TOML basic string
+
+
+def _without_memory_tables(text: str) -> str:
+    """The TOML text with the [mcp_servers.memory] table and its sub-tables taken out, every other
+    line (comments and formatting included) kept as the person wrote it."""
+    out, skipping = [], False
+    for line in text.splitlines(keepends=True):
+        if _ANY_TABLE.match(line):
+            skipping = bool(_TABLE.match(line))
+        if not skipping:
+            out.append(line)
+    return "".join(out)
+
+
+def write_codex(path: Path, entry: dict[str, object]) -> str:
+    """Set [mcp_servers.memory] in Codex's config.toml; the rest of the file is kept byte for byte."""
+    import tomllib  # here, not at the top: every hook process imports this module, few run Codex's installer
+
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    try:
+        current = tomllib.loads(text).get("mcp_servers", {}).get(NAME)
+    except tomllib.TOMLDecodeError as e:
+        raise InvalidArgument(f"{path} is not valid TOML ({e}); fix it first.") from None
+    if current is not None and not _ours(current):
+        raise InvalidArgument(f"{path} already has [mcp_servers.{NAME}] running {current.get('command')!r}; "
+                              "rename or remove it first.")
+    wanted = {"command": entry["command"], "args": entry["args"], "env": entry["env"]}
+    if current == wanted:
+        return "same"
+    env = dict(entry["env"])  # type: ignore[call-overload]
+    block = (f"[mcp_servers.{NAME}]\ncommand = {_toml_string(str(entry['command']))}\n"
+             f"args = [{', '.join(_toml_string(str(a)) for a in entry['args'])}]\n"  # type: ignore[attr-defined]
+             f"\n[mcp_servers.{NAME}.env]\n" + "".join(f"{k} = {_toml_string(str(v))}\n" for k, v in env.items()))
+    kept = _without_memory_tables(text).rstrip("\n")
+    new = (kept + "\n\n" if kept else "") + block
+    tomllib.loads(new)  # never leave a file Codex cannot read
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(new, encoding="utf-8")
+    return "replaced" if current is not None else "added"
+
+
+WRITERS: dict[str, Callable[[Path, dict[str, object]], str]] = {
+    "codex": write_codex, "gemini": write_json_servers, "cursor": write_json_servers}
+
+
+# ------------------------------------------------------------------ uninstall
+def uninstall(where: Where) -> str:
+    """Remove the `memory` server this tool registered, and (Claude Code) its hooks. The stores
+    themselves are never deleted: they hold memories."""
+    if where.client == "claude-code":
+        return uninstall_claude_code(where)
+    path = config_path(where)
+    if where.client == "codex":
+        import tomllib
+
+        text = path.read_text(encoding="utf-8") if path.exists() else ""
+        current = tomllib.loads(text).get("mcp_servers", {}).get(NAME) if text else None
+        if current is None:
+            return f"no '{NAME}' server in {path}; nothing to remove"
+        if not _ours(current):
+            raise InvalidArgument(f"the '{NAME}' server in {path} is not memory-mcp's; left as it is.")
+        path.write_text(_without_memory_tables(text).rstrip("\n") + "\n", encoding="utf-8")
+        return f"removed the '{NAME}' server from {path}"
+    return _remove_json_server(path)
+
+
+def _remove_json_server(path: Path) -> str:
+    config = claude_code.read_json_object(path)
+    servers = config.get("mcpServers")
+    if not isinstance(servers, dict) or NAME not in servers:
+        return f"no '{NAME}' server in {path}; nothing to remove"
+    if not _ours(servers[NAME]):
+        raise InvalidArgument(f"the '{NAME}' server in {path} is not memory-mcp's; left as it is.")
+    del servers[NAME]
+    path.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+    return f"removed the '{NAME}' server from {path}"
+
+
+def _is_our_hook(command: object) -> bool:
+    words = str(command).split()
+    return bool(words) and Path(words[0].strip("'\"")).name == "memory-mcp" and (
+        words[1:3] == ["digest", "--hook"] or words[1:2] == ["hook"])
+
+
+def remove_hooks(path: Path) -> int:
+    """Take memory-mcp's hooks (digest --hook, hook EVENT) out of a settings file; the rest stays."""
+    if not path.exists():
+        return 0
+    settings = claude_code.read_json_object(path)
+    hooks = settings.get("hooks")
+    if not isinstance(hooks, dict):
+        return 0
+    removed = 0
+    for event in list(hooks):
+        groups = hooks[event]
+        if not isinstance(groups, list):
+            continue
+        kept_groups = []
+        for group in groups:
+            inner = group.get("hooks", []) if isinstance(group, dict) else []
+            kept = [h for h in inner if not (isinstance(h, dict) and _is_our_hook(h.get("command")))]
+            removed += len(inner) - len(kept)
+            if kept or not inner:
+                kept_groups.append({**group, "hooks": kept} if isinstance(group, dict) else group)
+        if kept_groups:
+            hooks[event] = kept_groups
+        else:
+            del hooks[event]
+    if removed:
+        if not hooks:
+            del settings["hooks"]
+        path.write_text(json.dumps(settings, indent=2) + "\n", encoding="utf-8")
+    return removed
+
+
+def uninstall_claude_code(where: Where) -> str:
+    done = []
+    project = where.project if where.scope == "project" else where.cwd
+    claude = shutil.which("claude")
+    if claude is not None:
+        gone = subprocess.run([claude, "mcp", "remove", NAME, "--scope", where.scope], capture_output=True,
+                              text=True, cwd=project, timeout=120)
+        done.append(gone.stdout.strip() or f"removed '{NAME}' ({where.scope} scope) with claude mcp remove"
+                    if gone.returncode == 0 else f"no '{NAME}' server in Claude Code's {where.scope} scope")
+    elif where.scope == "project":
+        done.append(_remove_json_server(project / ".mcp.json"))
+    else:
+        raise InvalidArgument(f"the claude CLI is not on PATH, and {where.scope} scope lives in Claude Code's own "
+                              f"config; run `{shlex.join(['claude', 'mcp', 'remove', NAME, '--scope', where.scope])}`.")
+    settings = claude_code.settings_path(where.scope, project, where.home)
+    removed = remove_hooks(settings)
+    done.append(f"removed {removed} memory-mcp hook(s) from {settings}" if removed
+                else f"no memory-mcp hooks in {settings}")
+    return "\n".join(done)

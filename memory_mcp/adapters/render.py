@@ -1,0 +1,237 @@
+"""Compact, readable text for results: what the model reads in `content`, and what the CLI prints."""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import ParamSpec
+
+from memory_mcp.truth import budget
+from memory_mcp.truth.results import (
+    Coverage,
+    ForgetResult,
+    Hit,
+    PendingConflict,
+    ReadResult,
+    RecallResult,
+    ReconcileReport,
+    ReindexResult,
+    RememberResult,
+    StatusResult,
+    VectorCoverage,
+    VectorsResult,
+)
+
+_P = ParamSpec("_P")
+# Control characters but tab and newline: ESC and the C1 controls (CSI, OSC as U+009B, U+009D) let a
+# file move the cursor, retitle the window or hide text in a terminal; a memory file may hold any of them.
+_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def _printable(render: Callable[_P, str]) -> Callable[_P, str]:
+    """Its text with each control character shown as a \\x escape."""
+    @functools.wraps(render)
+    def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> str:
+        return _CONTROLS.sub(lambda m: f"\\x{ord(m.group(0)):02x}", render(*args, **kwargs))
+    return wrapper
+
+
+def count(n: int, one: str, many: str) -> str:
+    """`1 memory`, `2 memories`: a count with the word that goes with it."""
+    return f"{n} {one if n == 1 else many}"
+
+
+def _value(value: object) -> str:
+    """A frontmatter value as a person writes it: a list as `a, b`, not Python's `['a', 'b']`."""
+    return ", ".join(str(v) for v in value) if isinstance(value, list) else str(value)
+
+
+def coverage(c: Coverage) -> str:
+    text = f"index: {count(c.indexed, 'memory', 'memories')}"
+    if c.unindexed:
+        text += f", {c.unindexed} file(s) unindexed"
+    if c.changed:
+        text += f", {c.changed} file change(s) picked up"
+    return text + (f" ({c.note})" if c.note else "")
+
+
+def hit(h: Hit) -> str:
+    """One recall line: id, title, state when not active, type, trust and age, so a stale memory
+    looks stale."""
+    flags = "" if h.state == "active" else f" [{h.state}]"
+    flags += f" ({h.scope} scope)" if h.scope else ""
+    ents = f" {{{', '.join(h.entities)}}}" if h.entities else ""
+    flags += f" [changed since: {h.changed_since}]" if h.changed_since else ""
+    flags += f" [superseded since: {h.superseded_since}]" if h.superseded_since else ""
+    line = f"- [{h.id}] {h.title}{flags} ({h.type}, {h.trust}, {age(h.updated)}){ents}\n  {h.excerpt}"
+    if h.supersedes:
+        line += "\n  replaced: " + "; ".join(f"[{r.id}] {r.title}" for r in h.supersedes)
+    return line
+
+
+def age(updated: str | None, now: datetime | None = None) -> str:
+    """How old a memory is, the way a person says it: `today`, `3d old`, `5mo old`, `2y old`."""
+    if not updated:
+        return "age unknown"
+    try:
+        then = datetime.fromisoformat(updated.replace("Z", "+00:00"))
+    except ValueError:
+        return "age unknown"
+    days = ((now or datetime.now(UTC)) - then).days
+    if days < 1:
+        return "today"
+    if days < 60:
+        return f"{days}d old"
+    return f"{days // 30}mo old" if days < 730 else f"{days // 365}y old"
+
+
+@_printable
+def recall(r: RecallResult) -> str:
+    if not r.results:
+        lines = ["no memories match. " + coverage(r.coverage)]
+    else:
+        lines = [hit(h) for h in r.results]
+        if r.truncated:
+            lines.append("(more results were cut by max_tokens)")
+        lines.append(coverage(r.coverage))
+    if r.pending_conflicts:
+        lines.append(f"{r.pending_conflicts} pending conflict(s): see memory_status")
+    if r.unknown_entities:
+        lines.append("entities not in dictionary.md: " + ", ".join(r.unknown_entities))
+    return "\n".join(lines)
+
+
+@_printable
+def remember(r: RememberResult) -> str:
+    if r.duplicate:
+        return f"already remembered as [{r.id}] {r.title} ({r.path}); nothing written"
+    lines = [f"remembered [{r.id}] {r.title} -> {r.path}"]
+    if r.superseded:
+        lines.append("supersedes (now archived): " + ", ".join(r.superseded))
+    for c in r.conflicts:
+        shared = f"shared entities {', '.join(c.shared_entities)}; " if c.shared_entities else ""
+        lines.append(f"possible conflict with [{c.id}] {c.title}: {shared}{c.age_days} days apart; "
+                     f"latest wins: {'yes' if c.latest_wins_eligible else 'unclear'}\n  {c.excerpt}")
+    if r.unknown_entities:
+        lines.append("entities not in dictionary.md: " + ", ".join(r.unknown_entities))
+    lines += r.warnings
+    return "\n".join(lines)
+
+
+@_printable
+def read(r: ReadResult) -> str:
+    lines = [f"[{r.id}] {r.path} ({r.state})"]
+    if r.chain.superseded_by:
+        lines.append("superseded by: " + " -> ".join(r.chain.superseded_by))
+    if r.chain.supersedes:
+        lines.append("supersedes: " + ", ".join(r.chain.supersedes))
+    lines += [f"{k}: {_value(v)}" for k, v in r.frontmatter.items() if k not in ("id", "state")]
+    lines += ["", r.body.rstrip(), ""]
+    lines += [f"{h.date[:10]} {h.commit[:10]} {h.message}" for h in r.history[:10]]
+    lines += r.warnings
+    return "\n".join(lines)
+
+
+def forget(r: ForgetResult) -> str:
+    return "\n".join([r.message, *r.warnings])
+
+
+def _committed(committed: bool) -> str:
+    return ("already in git history: rewrite it too, and change the credential" if committed
+            else "not committed: git history does not have it")
+
+
+@_printable
+def pair(p: PendingConflict) -> str:
+    """One open conflict pair on one line."""
+    return f"[{p.id}] {p.title} <> [{p.other_id}] {p.other_title}"
+
+
+def _pending_heading(shown: int, total: int) -> str:
+    if total <= shown:
+        return "pending conflicts"
+    return (f"pending conflicts ({shown} of {total}, {total - shown} more: `memory-mcp conflicts` lists them all "
+            "and settles them in bulk)")
+
+
+@_printable
+def status(r: StatusResult) -> str:
+    c = r.counts
+    by_state = ", ".join(f"{k} {v}" for k, v in sorted(c.get("by_state", {}).items())) or "empty"
+    lines = [f"store {r.store}: {count(c.get('total', 0), 'memory', 'memories')} ({by_state})", coverage(r.coverage)]
+    sections = [
+        ("unindexed files", [f"{u.path}: {u.reason}" for u in r.unindexed]),
+        ("files without an id", [f"{p.path}: {p.detail}" for p in r.provisional]),
+        (_pending_heading(len(r.pending_conflicts), r.pending_conflicts_total),
+         [pair(p) for p in r.pending_conflicts]),
+        ("due for review", [f"[{x.id}] {x.title} ({x.detail})" for x in r.review_due]),
+        ("distillation candidates", [f"[{x.id}] {x.title}" for x in r.distill_candidates]),
+        ("withheld (misleading)", [f"[{x.id}] {x.title} ({x.detail})" for x in r.withheld]),
+        ("credentials in files (remove them; recall and memory_read show them masked)",
+         [f"{f.path}: {f.kind} ({_committed(f.committed)})" for f in r.secrets]),
+        ("dictionary.md lines not read (indented; remove the indent to make them entries)", r.dictionary_skipped),
+    ]
+    for name, items in sections:
+        if items:
+            lines.append(f"{name}:")
+            lines += [f"  - {i}" for i in items]
+    if r.distill_candidates:
+        lines.append("  hint: distil related old episodes into one knowledge memory that supersedes them")
+    lines.append(vector_coverage(r.vectors))
+    g = r.git
+    lines.append(f"git: {g.get('branch')} @ {g.get('head')}" + (" (memory files changed)" if g.get("memory_files_dirty") else ""))
+    return "\n".join(lines)
+
+
+@_printable
+def reconcile(r: ReconcileReport) -> str:
+    parts = [f"{len(r.reindexed)} indexed", f"{len(r.removed)} removed"]
+    if r.new_errors:
+        parts.append(f"{len(r.new_errors)} unindexed ({', '.join(r.new_errors[:3])})")
+    if r.promoted:
+        parts.append(f"{len(r.promoted)} archived made active")
+    return "reconciled: " + ", ".join(parts) + (f"; {r.aborted}" if r.aborted else "")
+
+
+def vectors(r: VectorsResult) -> str:
+    return (f"vectors ({r.model}): {r.embedded} embedded; {r.with_vectors} memories have one"
+            + (f", {r.without_vectors} still without" if r.without_vectors else ""))
+
+
+def vector_coverage(v: VectorCoverage) -> str:
+    if not v.model:
+        return f"vectors: {v.note}"
+    return f"vectors ({v.model}): {v.with_vectors} of {v.with_vectors + v.without_vectors} memories" + (
+        f"; {v.note}" if v.note else "")
+
+
+def reindex(r: ReindexResult) -> str:
+    text = f"{r.mode}: {count(r.indexed, 'memory', 'memories')} indexed, {r.unindexed} unindexed, {r.seconds}s"
+    if r.mode == "verify":
+        text += "\n" + ("drift: " + ", ".join(r.drift) if r.drift else "no drift")
+    return text
+
+
+DIGEST_TOKENS = 1000
+
+
+@_printable
+def digest(hits: list[Hit], max_tokens: int = DIGEST_TOKENS) -> str:
+    """The session digest as markdown: one line per memory, in the order given, cut to `max_tokens`
+    (at least one memory is always shown). The CLI, the resource and the prompt all print this."""
+    if not hits:
+        return "# Memory digest\n\nNo memories yet."
+    lines = ["# Memory digest", ""]
+    spent = budget.estimate_tokens("\n".join(lines))
+    for n, h in enumerate(hits):
+        where = f", {h.scope}" if h.scope else ""
+        line = f"- **{h.title}** ({h.type}{where}) [{h.id}]: {h.excerpt}"
+        cost = budget.estimate_tokens(line)
+        if n and spent + cost > max_tokens:
+            lines.append(f"- ({len(hits) - n} more; memory_recall finds them)")
+            break
+        spent += cost
+        lines.append(line)
+    return "\n".join(lines)

@@ -1,0 +1,124 @@
+"""The use cases that read: recall, read one memory, peek, the session digest and export."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from memory_mcp.app import asof, transfer
+from memory_mcp.app.access import load, resolve_path
+from memory_mcp.app.session import Session
+from memory_mcp.app.upkeep import pending_count
+from memory_mcp.index.db import Index
+from memory_mcp.recall import overview, search
+from memory_mcp.recall.ranking import DIGEST_LIMIT
+from memory_mcp.truth import files, lifecycle
+from memory_mcp.truth.errors import InvalidArgument, NotFound
+from memory_mcp.truth.model import check_id, now_iso
+from memory_mcp.truth.options import Recall
+from memory_mcp.truth.results import Chain, HistoryEntry, Hit, Listed, ReadResult, RecallResult
+
+
+def recall(session: Session, opts: Recall) -> RecallResult:
+    """Find memories for a query (or list by entities/types), ranked, within an optional token budget."""
+    if not 1 <= opts.limit <= search.RECALL_MAX:
+        raise InvalidArgument(f"limit must be between 1 and {search.RECALL_MAX}.")
+    search.row_filter(opts, [])  # refuse an unknown type before taking the lock
+    if opts.as_of:
+        return _recall_as_of(session, opts)
+    with session.call() as index:
+        names, unknown = session.dictionary.normalise_all(list(opts.entities))
+        hits, truncated = search.run(index, opts, search.row_filter(opts, names),
+                                     session.dictionary.mentioned(opts.query))
+        if hits:
+            with index.transaction():
+                index.record_recall([h.id for h in hits], now_iso())
+        return RecallResult(results=hits, coverage=session.coverage(index),
+                            pending_conflicts=pending_count(index), truncated=truncated,
+                            unknown_entities=unknown)
+
+
+def _recall_as_of(session: Session, opts: Recall) -> RecallResult:
+    """Recall from the store as git held it at the end of the day `opts.as_of`; usage is not
+    recorded (the question is about then)."""
+    snap = asof.snapshot(session.history, opts.as_of)
+    with session.call() as index:
+        then, dictionary = asof.open_index(session.history, session.derived, snap.commit.commit, index,
+                                           session.dictionary)
+        try:
+            names, unknown = dictionary.normalise_all(list(opts.entities))
+            hits, truncated = search.run(then, opts, search.row_filter(opts, names), dictionary.mentioned(opts.query),
+                                         now=snap.moment)
+            return RecallResult(results=asof.annotate(hits, then, index, snap, session.history),
+                                coverage=asof.coverage(then, snap), pending_conflicts=pending_count(index),
+                                truncated=truncated, unknown_entities=unknown, as_of_commit=snap.commit.commit)
+        finally:
+            then.close()
+
+
+def search_only(session: Session, query: str, limit: int = 8) -> list[Hit]:
+    """Ranked hits for `query` over the index as it is (no reconcile, no usage recorded)."""
+    opts = Recall(query, limit)
+    with session.lock.hold():
+        return search.run(session.index(), opts, search.row_filter(opts, []),
+                          session.dictionary.mentioned(query))[0]
+
+
+def read(session: Session, id: str | None = None, path: str | None = None) -> ReadResult:
+    """The whole memory: frontmatter, body, supersede chain both ways, git history."""
+    if not id and not path:
+        raise InvalidArgument("pass id (a memory id) or path (memories/name.md).")
+    with session.call() as index:
+        if id:
+            row = index.get(check_id(id))
+            if row is None:
+                raise NotFound(f"no memory with id {id}; use memory_recall to find the right id.")
+        else:
+            rel = resolve_path(session.root, path or "")
+            row = index.get_by_path(rel)
+            if row is None:
+                reason = dict(index.errors()).get(rel)
+                if reason:
+                    raise NotFound(f"{rel} is not indexed: {reason}. Fix the file; the next call picks it up.")
+                raise NotFound(f"no memory file at {rel}.")
+        mem = load(session, index, row.id, for_write=False).mem
+        down = lifecycle.walk(mem.id, lambda i: (r.supersedes if (r := index.get(i)) else []))
+        up = lifecycle.walk(mem.id, lambda i: ([s] if (s := superseded_by(index, i)) else []))
+        history = [HistoryEntry(c.commit, c.date, c.message) for c in session.history.log(row.path)]
+        warnings = []
+        if mem.provisional:
+            warnings.append("this file has no id of its own; memory_update gives it a permanent one")
+        return ReadResult(id=mem.id, path=row.path, title=mem.title, state=mem.state.value,
+                          frontmatter=files.frontmatter(mem), body=mem.body,
+                          chain=Chain(supersedes=down, superseded_by=up), history=history,
+                          recall_count=index.usage([mem.id]).get(mem.id, (0, None))[0], warnings=warnings)
+
+
+def peek(session: Session, id: str) -> Listed | None:
+    """Title, path and state of a memory as the files say now (reconciled), or None."""
+    check_id(id)
+    with session.call() as index:
+        row = index.get(id)
+        return Listed(row.id, row.path, row.title, row.state) if row else None
+
+
+def digest(session: Session, limit: int = DIGEST_LIMIT) -> list[Hit]:
+    """The memories worth loading at session start: active preferences, then decisions (each by
+    rank), then every other active memory newest first. Callers cut the list to a token budget."""
+    with session.call() as index:
+        return [search.hit(r, 1.0) for r in overview.digest(index.conn, limit, datetime.now(UTC))]
+
+
+def export(session: Session) -> dict[str, Any]:
+    """Every indexed memory as one portable JSON document (see transfer.export_document); files
+    that could not be indexed are listed in it with the reason, not silently left out."""
+    with session.call() as index:
+        out = [(row.path, load(session, index, row.id, for_write=False).mem)
+               for row in sorted(index.rows(), key=lambda r: r.path)]
+        return transfer.export_document(out, now_iso(), index.errors())
+
+
+def superseded_by(index: Index, mem_id: str) -> str | None:
+    """The memory that supersedes `mem_id`, if any."""
+    row = index.get(mem_id)
+    return row.superseded_by if row else None

@@ -1,0 +1,255 @@
+"""The application facade: the one object the MCP server and the CLI call. It holds no rules of
+its own: each method hands its typed options to the module of its use case (`writes`, `reads`,
+`upkeep`, `importing`), which runs inside the store's `Session` (lock, reconcile, storage errors).
+
+Methods take the options object of `options.py`, or its fields as arguments
+(`store.remember("text", type="decision")`): the adapters build the object, scripts and tests may
+write the fields.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from memory_mcp.app import access, embedding, importing, reads, settling, upkeep, writes
+from memory_mcp.app.lock import LOCK_TIMEOUT_SECONDS
+from memory_mcp.app.session import Session, init_store, open_root
+from memory_mcp.app.sources import decode_source
+from memory_mcp.app.transfer import ImportReport, export_json
+from memory_mcp.index.db import Index
+from memory_mcp.index.watch import QUIET_MS
+from memory_mcp.index.watch import enabled as watch_enabled
+from memory_mcp.recall import vectors
+from memory_mcp.recall.ranking import DIGEST_LIMIT
+from memory_mcp.truth.dictionary import Dictionary
+from memory_mcp.truth.files import atomic_write
+from memory_mcp.truth.options import (
+    Conflicts,
+    Feedback,
+    Forget,
+    Progress,
+    Recall,
+    Remember,
+    Resolve,
+    Update,
+    build,
+)
+from memory_mcp.truth.results import (
+    BulkResolveResult,
+    ConflictPage,
+    FeedbackResult,
+    ForgetResult,
+    Hit,
+    Listed,
+    ReadResult,
+    RecallResult,
+    ReconcileReport,
+    ReindexResult,
+    RememberResult,
+    ReorganizeResult,
+    ResolveResult,
+    StatusResult,
+    VectorsResult,
+)
+from memory_mcp.vcs.sync import SyncResult
+from memory_mcp.vcs.sync import run as sync_remote
+
+if TYPE_CHECKING:
+    from memory_mcp.index.watch import Watcher
+    from memory_mcp.vcs.history import History
+
+__all__ = ["Store", "init_store"]
+
+
+class Store:
+    """One memory store: a git work tree of markdown files and its derived index."""
+
+    def __init__(self, root: Path, watch: bool | None = False, lock_timeout: float = LOCK_TIMEOUT_SECONDS) -> None:
+        self.root = root
+        self.session = Session(root, lock_timeout)
+        self._embedder: embedding.VectorWorker | None = None
+        if watch_enabled(watch):
+            self.start_watching()
+            if vectors.configured():
+                # Only a long-lived process embeds in the background; a one-shot command leaves it to
+                # the server or `reindex --vectors`.
+                self._embedder = embedding.VectorWorker(self.session)
+                self.session.after_call = self._embedder.poke
+                self._embedder.poke()
+
+    @classmethod
+    def open(cls, root: Path | None = None, create: bool = True, watch: bool | None = False,
+             lock_timeout: float = LOCK_TIMEOUT_SECONDS) -> Store:
+        """Open the store at `root` (default: $MEMORY_MCP_ROOT or ~/.memory-mcp/default).
+
+        A missing folder is created from the template when `create`; a folder that is not a store
+        is refused, never overwritten. `watch` keeps a file watcher (see watch.py) so each call
+        reconciles only what changed (None: $MEMORY_MCP_WATCH decides, on by default); one-shot
+        commands leave it off. `lock_timeout` bounds the wait for another process holding the
+        store (a hook waits a second, not a minute)."""
+        return cls(open_root(root, create), watch=watch, lock_timeout=lock_timeout)
+
+    @property
+    def history(self) -> History:
+        return self.session.history
+
+    @property
+    def dictionary(self) -> Dictionary:
+        """The entity vocabulary as the latest call read it from dictionary.md."""
+        return self.session.dictionary
+
+    @property
+    def watcher(self) -> Watcher | None:
+        return self.session.watcher
+
+    @property
+    def index_path(self) -> Path:
+        return self.session.index_path
+
+    def start_watching(self) -> Watcher:
+        """Keep a file watcher on the store from now on (it starts with the next call)."""
+        return self.session.start_watching()
+
+    def close(self) -> None:
+        """Stop the embedder and the watcher, if any, and close the index."""
+        if self._embedder is not None:
+            self._embedder.close()
+            self._embedder = None
+        self.session.close()
+
+    def index(self) -> Index:
+        """The open index as it is now, without reconciling (for tests and benchmarks)."""
+        return self.session.index()
+
+    # ------------------------------------------------------------------ writes
+    def remember(self, *args: Any, **fields: Any) -> RememberResult:
+        """Write a new memory (or return the existing one with the same content), run the conflict gate."""
+        return writes.remember(self.session, build(Remember, args, fields))
+
+    def update(self, *args: Any, **fields: Any) -> ReadResult:
+        """Change a memory's text or fields in place (state moves go through forget/resolve)."""
+        return self.read(id=writes.update(self.session, build(Update, args, fields)))
+
+    def forget(self, *args: Any, **fields: Any) -> ForgetResult:
+        """archive, deprecate (reason required), restore to active, or purge (confirm required)."""
+        return writes.forget(self.session, build(Forget, args, fields))
+
+    def resolve(self, *args: Any, **fields: Any) -> ResolveResult:
+        """Settle a pair: `supersede` (id replaces other_id) or `keep_both` (never raised again)."""
+        return settling.resolve(self.session, build(Resolve, args, fields))
+
+    def resolve_all(self, *args: Any, **fields: Any) -> BulkResolveResult:
+        """Settle every open pair a filter selects with one decision (keep_both or newer), as one
+        commit; a dry run unless `apply`."""
+        return settling.resolve_all(self.session, build(Conflicts, args, fields))
+
+    def feedback(self, *args: Any, **fields: Any) -> FeedbackResult:
+        """+0.1 when a memory helped, -0.2 when it misled; at -0.5 or below it is withheld from recall."""
+        return writes.feedback(self.session, build(Feedback, args, fields))
+
+    # ------------------------------------------------------------------ reads
+    def recall(self, *args: Any, **fields: Any) -> RecallResult:
+        """Find memories for a query (or list by entities/types), ranked, within an optional token budget."""
+        return reads.recall(self.session, build(Recall, args, fields))
+
+    def search(self, query: str, limit: int = 8) -> list[Hit]:
+        """Ranked hits for `query` over the index as it is (no reconcile, no usage recorded).
+
+        For evaluation and tools that query in bulk; agents go through `recall`."""
+        return reads.search_only(self.session, query, limit)
+
+    def conflicts(self, *args: Any, **fields: Any) -> ConflictPage:
+        """The open conflict pairs, all or those on one memory or one commit's memories, a page at a time."""
+        return settling.listed(self.session, build(Conflicts, args, fields))
+
+    def read(self, id: str | None = None, path: str | None = None) -> ReadResult:
+        """The whole memory: frontmatter, body, supersede chain both ways, git history."""
+        return reads.read(self.session, id, path)
+
+    def peek(self, id: str) -> Listed | None:
+        """Title, path and state of a memory as the files say now (reconciled), or None."""
+        return reads.peek(self.session, id)
+
+    def digest(self, limit: int = DIGEST_LIMIT) -> list[Hit]:
+        """The memories worth loading at session start (preferences, decisions, then newest first)."""
+        return reads.digest(self.session, limit)
+
+    def export(self, path: Path | None = None) -> dict[str, Any]:
+        """Every indexed memory as one portable JSON document; unindexed files listed with reasons.
+        With `path`, the document is also written there (atomically, as JSON)."""
+        doc = reads.export(self.session)
+        if path is not None:
+            atomic_write(path, export_json(doc))
+        return doc
+
+    @staticmethod
+    def export_text(doc: dict[str, Any]) -> str:
+        """An export document as the text `export(path)` writes (for standard output)."""
+        return export_json(doc)
+
+    # ------------------------------------------------------------------ the store as a whole
+    def status(self) -> StatusResult:
+        """Counts, coverage, unindexed files, pending conflicts, review-due, distill candidates, withheld."""
+        return upkeep.status(self.session)
+
+    def reindex(self, verify: bool = False, progress: Progress | None = None) -> ReindexResult:
+        """Rebuild the index from the files; with `verify`, re-hash everything and report drift."""
+        return upkeep.reindex(self.session, verify, progress)
+
+    def embed_missing(self, progress: Progress | None = None) -> VectorsResult:
+        """Compute the dense vectors memories lack, for the enabled model (`reindex --vectors`)."""
+        return embedding.embed_missing(self.session, progress)
+
+    def reorganize(self, apply: bool = False) -> ReorganizeResult:
+        """Move a flat store's memories into month folders (see upkeep.reorganize); `apply` does it."""
+        return upkeep.reorganize(self.session, apply)
+
+    def refresh(self) -> ReconcileReport:
+        """Reconcile now (what every call does first) and return what it found."""
+        return upkeep.refresh(self.session)
+
+    def follow(self, on_report: Callable[[ReconcileReport], None], stop: threading.Event | None = None,
+               quiet_ms: int = QUIET_MS) -> None:
+        """`memory-mcp watch`: index (and commit) hand edits as they are saved, until `stop` or Ctrl-C.
+
+        The watcher a server keeps, run in the foreground: each batch of changes goes through
+        `refresh`, the path every tool call takes. `on_report` hears of every reconcile that
+        changed something. `quiet_ms` lets an editor's save settle before the reconcile."""
+        watcher = self.start_watching()
+        report = self.refresh()
+        while True:
+            if report.changed or report.dictionary_changed:
+                on_report(report)
+            if not watcher.wait(stop, quiet_ms):
+                return
+            report = self.refresh()
+
+    def sync(self, progress: Progress | None = None) -> SyncResult:
+        """Pull from and push to the store's git remote, merging memory by memory; the index converges by
+        reconcile. A memory both sides changed beyond a field merge becomes an open conflict pair."""
+        session = self.session
+        session.check_writable()
+
+        def settle(merged: bool) -> None:
+            # Progress is shown for the reconcile after a merge, the one that may index many files.
+            report = session.reconcile(session.index(), progress=progress if merged else None)
+            if merged and progress:
+                progress(report.scanned, report.scanned)
+
+        # The network parts run outside the store lock; the merge and reconciles run inside it.
+        return sync_remote(session.history, functools.partial(access.new_path, self.root), settle,
+                           session.lock.hold)
+
+    def import_memories(self, kind: str, path: Path | None = None, text: str | bytes | None = None,
+                        keep_trust: bool = False, progress: Progress | None = None) -> ImportReport:
+        """Import memories of `kind` (see transfer.KINDS) from `path` or `text`, committed as one commit.
+
+        `text` as bytes (standard input) is decoded strictly: bytes that are not UTF-8 refuse the
+        source whole rather than reach a file as replacement characters."""
+        if isinstance(text, bytes):
+            text = decode_source(text, "standard input")
+        return importing.import_memories(self.session, kind, path, text, keep_trust, progress)

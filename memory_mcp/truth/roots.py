@@ -1,0 +1,156 @@
+"""Where the stores are: a project's own store and the user's global store, found from a folder and
+the environment without opening either (no git, no SQLite), so the hooks, the CLI and the installers
+can find their stores without entering the app layer's router (app/scopes.py)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from memory_mcp.truth.errors import InvalidArgument
+from memory_mcp.truth.layout import default_root
+
+PROJECT = "project"
+USER = "user"
+USER_ROOT_ENV = "MEMORY_MCP_USER_ROOT"
+HOME_ENV = "MEMORY_MCP_HOME"
+PROJECT_FOLDER = ".memory"  # a project's own store, inside its repository, when it has one
+# Commands that may be given a store path that does not exist yet: they are how one is made.
+CREATES_NAMED = frozenset({"init", "install"})
+# Commands that never open a named store (the demo makes its own temporary one).
+NO_NAMED_STORE = frozenset({"demo"})
+
+
+def memory_home() -> Path:
+    """The folder the automatically chosen stores live in: $MEMORY_MCP_HOME, else ~/.memory-mcp."""
+    env = os.environ.get(HOME_ENV)
+    return (Path(env).expanduser() if env else Path.home() / ".memory-mcp").resolve()
+
+
+def git_root(folder: Path) -> Path | None:
+    """The work tree root of the git repository holding `folder`, without running git (hooks must
+    start fast). A linked worktree (`.git` is a file) maps to its main work tree, so every worktree
+    of one repository shares one project store, as Claude Code's auto memory does."""
+    folder = folder.expanduser().resolve()
+    for candidate in (folder, *folder.parents):
+        dot_git = candidate / ".git"
+        if dot_git.is_dir():
+            return candidate
+        if dot_git.is_file():
+            return _main_worktree(candidate, dot_git)
+    return None
+
+
+def _main_worktree(candidate: Path, dot_git: Path) -> Path:
+    try:
+        line = dot_git.read_text(encoding="utf-8").strip()
+        git_dir = (candidate / line.removeprefix("gitdir:").strip()).resolve()
+        common = (git_dir / (git_dir / "commondir").read_text(encoding="utf-8").strip()).resolve()
+    except (OSError, ValueError):
+        return candidate  # a submodule or an unusual layout: the folder itself is the project
+    return common.parent if common.name == ".git" else candidate
+
+
+def project_root(folder: Path) -> Path:
+    """The project a folder belongs to: its git root, else the folder itself (a folder that is not
+    a repository is still a project of its own)."""
+    return git_root(folder) or folder.expanduser().resolve()
+
+
+def current_project() -> Path:
+    """The project a `file` argument is relative to: Claude Code's $CLAUDE_PROJECT_DIR, else the
+    project of the folder the process runs in."""
+    return project_root(Path(os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd()))
+
+
+def project_store(folder: Path) -> Path:
+    """The store of the project holding `folder`: its `.memory/` when the project has one, else
+    `<memory home>/projects/<name>-<hash8>`, the name so a person can tell which project it is, the
+    hash of the root's path so two projects with one name do not share a store."""
+    root = project_root(folder)
+    if (root / PROJECT_FOLDER).is_dir():
+        return root / PROJECT_FOLDER
+    name = re.sub(r"[^A-Za-z0-9._-]+", "-", root.name).strip("-.") or "root"
+    digest = hashlib.sha256(str(root).encode("utf-8")).hexdigest()[:8]
+    return memory_home() / "projects" / f"{name[:40]}-{digest}"
+
+
+def project_scopes(folder: Path) -> ScopeConfig:
+    """Both stores for a session in `folder`, chosen with no flags: the project's and the user's."""
+    return ScopeConfig(project_store(folder), user_root())
+
+
+def check_named_store(store: Path | None, command: str, user_option: str | bool | None = False) -> None:
+    """Refuse a store path a person named that does not exist (--store, else $MEMORY_MCP_ROOT; the
+    user store's --user-store PATH, else $MEMORY_MCP_USER_ROOT), for every command but those that
+    create stores: a typo must not quietly start an empty store. `user_option` is the command's
+    --user-store value (None: not given); False for a command that serves no user store."""
+    if command in NO_NAMED_STORE and store is not None:
+        raise InvalidArgument(f"`{command}` runs on a new temporary store only, so it never writes into a real "
+                              "one; run it without --store.")
+    if command in CREATES_NAMED | NO_NAMED_STORE:
+        return
+    for named, by in _named_stores(store, user_option):
+        if not named.expanduser().exists():
+            shown = named.expanduser().resolve()
+            raise InvalidArgument(f"no memory store at {shown} (named by {by}); create it with "
+                                  f"`memory-mcp init {shown}`, or name an existing store.")
+
+
+def _named_stores(store: Path | None, user_option: str | bool | None) -> list[tuple[Path, str]]:
+    """The store paths a person named, each with what named it."""
+    named: list[tuple[Path, str]] = []
+    env = os.environ.get("MEMORY_MCP_ROOT")
+    if store is not None or env:
+        named.append((store, "--store") if store is not None else (Path(str(env)), "MEMORY_MCP_ROOT"))
+    user_env = os.environ.get(USER_ROOT_ENV)
+    user: tuple[Path, str] | None = None
+    if isinstance(user_option, str):
+        user = (Path(user_option), "--user-store")
+    elif user_env and user_option is not False:
+        user = (Path(user_env), USER_ROOT_ENV)
+    # The default user store is created on its own even when spelled out: `install` writes its path
+    # into the client's registration, and the server must start on a fresh machine.
+    if user is not None and user[0].expanduser().resolve() != _default_user_root():
+        named.append(user)
+    return named
+
+
+def _default_user_root() -> Path:
+    return (Path.home() / ".memory-mcp" / "default").resolve()
+
+
+def user_root(path: Path | None = None) -> Path:
+    """The user's global store: `path`, else $MEMORY_MCP_USER_ROOT, else ~/.memory-mcp/default
+    (the same folder a single-store server uses when nothing else is configured)."""
+    if path is not None:
+        return path.expanduser().resolve()
+    env = os.environ.get(USER_ROOT_ENV)
+    # Resolved like the project store is, or the same-folder check misses a HOME behind a symlink.
+    return Path(env).expanduser().resolve() if env else _default_user_root()
+
+
+def configured_user_root(option: str | bool | None) -> Path | None:
+    """The user store a command was given: `--user-store PATH`, a bare `--user-store` (True: the
+    default user store) or, without the option, $MEMORY_MCP_USER_ROOT. None: one store, no scopes."""
+    if option is None:
+        return user_root() if os.environ.get(USER_ROOT_ENV) else None
+    return user_root(None if option is True else Path(str(option)))
+
+
+@dataclass(frozen=True)
+class ScopeConfig:
+    """Where the stores are. `user` None means one store and no scopes."""
+
+    project: Path | None = None
+    user: Path | None = None
+
+    def check(self) -> None:
+        """Refuse a project store that is the user store: one folder cannot be both scopes."""
+        if self.user is not None and (self.project or default_root()).expanduser().resolve() == self.user:
+            raise InvalidArgument(
+                f"the project store and the user store are the same folder ({self.user}); "
+                "give --store a folder of the project's own (e.g. PROJECT/.memory).")

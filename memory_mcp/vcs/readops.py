@@ -1,0 +1,170 @@
+"""What git holds and sees: tracked and changed paths, a file's log, a commit by date, the files of a commit, deletions.
+
+A part of `History` (it inherits `ReadOps`), kept apart so history.py stays about writing commits.
+Together with history.py and remote.py the only module that runs git, always with History's
+environment."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import git
+
+from memory_mcp.truth.layout import MEMORIES
+from memory_mcp.truth.paths import shown
+
+
+@dataclass(frozen=True)
+class Commit:
+    commit: str
+    date: str
+    message: str
+
+
+@dataclass(frozen=True)
+class Deletion:
+    """One commit that deleted files: its sha, its committer date (ISO 8601) and the deleted paths."""
+
+    commit: str
+    date: str
+    paths: tuple[str, ...]
+
+
+MAX_ARGV_PATHS = 200
+
+
+class ReadOps:
+    """Reading the history and the work tree's status, as methods of `History`."""
+
+    root: Path
+    repo: git.Repo
+    _env: dict[str, str]
+    # History's
+    _git: Callable[..., str]
+    _git_bytes: Callable[..., bytes]
+    _batch: Callable[[list[str]], list[tuple[str, bytes, bytes] | None]]
+    _process_env: Callable[[], dict[str, str]]
+    _head: Callable[[], str | None]
+    branch: Callable[[], str | None]  # RemoteOps'
+
+    def tracked(self, paths: list[str]) -> set[str]:
+        """Which of `paths` git tracks (in its index)."""
+        out = self.repo.git.ls_files("-z", "--", *paths, env=self._env)
+        return {p for p in out.split("\0") if p}
+
+    def changed(self, wanted: list[str] | None = None) -> list[str]:
+        """Which of the `wanted` paths (default: all memory files and dictionary.md) git sees as changed
+        against HEAD, untracked included."""
+        few = wanted is not None and len(wanted) <= MAX_ARGV_PATHS
+        specs = wanted if wanted is not None and few else ["memories", "dictionary.md"]
+        out = self.repo.git.status("--porcelain", "-z", "--untracked-files=all", "--", *specs, env=self._env)
+        paths: list[str] = []
+        entries = iter(out.split("\0"))
+        for entry in entries:
+            if len(entry) < 4:
+                continue
+            paths.append(entry[3:])
+            if entry[0] in "RC":  # a rename is followed by its source path
+                paths.append(next(entries, ""))
+        # A name that is not UTF-8 is never indexed, so never committed (reconcile lists it); nor is
+        # anything below a memories/ that is a link (git refuses paths beyond one).
+        linked = (self.root / MEMORIES).is_symlink()
+        paths = [p for p in paths if p and shown(p) == p and not (linked and p.startswith(f"{MEMORIES}/"))]
+        if wanted is None or few:
+            return paths
+        keep = set(wanted)
+        return [p for p in paths if p in keep]
+
+    def summary(self) -> dict[str, object]:
+        """Branch, head, and whether memory files have uncommitted changes."""
+        # rev-parse, not GitPython's objects: those cannot read a SHA-256 repository's refs.
+        head = self._head()
+        head = head[:12] if head else None
+        dirty = bool(self.repo.git.status("--porcelain", "--", "memories", "dictionary.md", env=self._env).strip())
+        return {"branch": self.branch(), "head": head, "memory_files_dirty": dirty}
+
+    def blob(self, rev: str, path: str | None = None) -> bytes | None:
+        """The bytes of `path` as commit `rev` holds it (without a path, `rev` names the blob itself),
+        or None when there is no such file.
+
+        git itself rather than GitPython's object reader, which cannot read a SHA-256 repository."""
+        done = subprocess.run(["git", "cat-file", "blob", rev if path is None else f"{rev}:{path}"], cwd=self.root,
+                              capture_output=True, env=self._process_env())
+        return done.stdout if done.returncode == 0 else None
+
+    def log(self, path: str, limit: int = 20) -> list[Commit]:
+        """The commits that touched one file, newest first, following renames."""
+        try:
+            out = self.repo.git.log(f"-n{limit}", "--follow", "--format=%H%x1f%aI%x1f%s", "--", path,
+                                    env=self._env)
+        except git.GitCommandError:
+            return []
+        return [Commit(*line.split("\x1f", 2)) for line in out.splitlines() if line.count("\x1f") == 2]
+
+    def commit_at(self, until: str) -> Commit | None:
+        """The last first-parent commit of HEAD whose committer date is at or before `until` (ISO 8601
+        with an offset), or None when history starts after it. First parent: what this branch held
+        then, not the date a merged branch's commit was made elsewhere."""
+        out = self._git("log", "--first-parent", "-n1", f"--until={until}", "--format=%H%x1f%cI%x1f%s", "HEAD",
+                        check=False)
+        line = out.strip()
+        return Commit(*line.split("\x1f", 2)) if line.count("\x1f") == 2 else None
+
+    def memory_ids(self, rev: str) -> list[str] | None:
+        """The memories commit `rev` wrote (the Memory-Id trailers every memory-mcp commit carries), or
+        None when the store has no such commit."""
+        if rev.startswith("-"):  # an option, not a revision
+            return None
+        sha = self._git("rev-parse", "-q", "--verify", f"{rev}^{{commit}}", check=False).strip()
+        if not sha:
+            return None
+        out = self._git("log", "-1", "--format=%(trailers:key=Memory-Id,valueonly,separator=%x00)", sha)
+        return [v.strip() for v in out.split("\0") if v.strip()]
+
+    def files_at(self, commit: str, under: str = MEMORIES) -> list[tuple[str, bytes]]:
+        """Every regular file below `under` as `commit` holds it, (path, bytes) in path order, read
+        without a checkout: one `ls-tree` and one `cat-file --batch` for all of them. Names that are
+        not UTF-8 are left out, as a walk leaves them out of the index."""
+        listing = self._git_bytes("ls-tree", "-r", "-z", "--full-tree", commit, "--", under)
+        wanted: list[tuple[str, bytes]] = []
+        for record in listing.split(b"\0"):
+            if not record:
+                continue
+            info, raw_path = record.split(b"\t", 1)
+            mode, kind, sha = info.split(b" ")
+            try:
+                path = raw_path.decode("utf-8")
+            except UnicodeDecodeError:
+                continue
+            if kind == b"blob" and mode in (b"100644", b"100755"):
+                wanted.append((path, sha))
+        blobs = self._batch([sha.decode() for _, sha in wanted])
+        return [(path, found[2]) for (path, _), found in zip(wanted, blobs, strict=True) if found is not None]
+
+    def changed_after(self, commit: str, path: str) -> str | None:
+        """The committer date (ISO 8601) of the first first-parent commit after `commit` that changed
+        or deleted `path`, or None when none did."""
+        out = self._git("log", "--first-parent", "--reverse", "--format=%cI", f"{commit}..HEAD", "--", path,
+                        check=False)
+        return out.split("\n", 1)[0].strip() or None
+
+    def deleted_files(self, under: str = "memories") -> list[Deletion]:
+        """Every commit that deleted files under `under`, newest first, with the paths it deleted
+        (read a deleted file's last text with `blob(f"{commit}^", path)`)."""
+        log = self.repo.git.log("--diff-filter=D", "--name-only", "-z", "--format=%x1e%H %cI", "--", under,
+                                env=self._env)
+        out: list[Deletion] = []
+        for chunk in log.split("\x1e"):
+            head, _, names = chunk.partition("\n")
+            if not head.strip("\0 "):
+                continue
+            sha, stamp = head.strip("\0 ").split()
+            out.append(Deletion(sha, stamp, tuple(filter(None, (n.strip("\n") for n in names.split("\0"))))))
+        return out
+
+    def short_log(self) -> str:
+        """`git log --format='%h %s'`: one line per commit of HEAD, newest first ("" without commits)."""
+        return self._git("log", "--format=%h %s", check=False)

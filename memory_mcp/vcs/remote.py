@@ -1,0 +1,210 @@
+"""The git operations sync needs: remotes, fetch, merge, push, and the index work of settling a merge.
+
+A part of `History` (it inherits `RemoteOps`), kept apart so history.py stays about commits, log and
+status. Together with history.py the only module that runs git; every call gets History's
+environment (English messages, literal pathspecs, the fallback identity)."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+import git
+
+from memory_mcp.vcs import lockfiles as gitlocks
+
+SYNC_MARKER = "memory-mcp-sync-merge"
+
+
+class RemoteOps:
+    """fetch / merge / push and friends, as methods of `History`."""
+
+    root: Path
+    repo: git.Repo
+    _env: dict[str, str]
+    clear_stale_locks: Callable[[], None]  # History's
+
+    @property
+    def git_dir(self) -> Path:
+        """The repository's git directory (`.git`, or a worktree's own folder under it)."""
+        return Path(self.repo.git_dir)
+
+    def _network_env(self) -> dict[str, str]:
+        # Never wait for a password nobody will type: the server has no terminal.
+        return {**self._env, "GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "", "SSH_ASKPASS": ""}
+
+    # ------------------------------------------------------------------ branch and remotes
+    def branch(self) -> str | None:
+        """The name of the branch checked out, or None when HEAD is detached."""
+        try:
+            return self.repo.active_branch.name
+        except TypeError:
+            return None
+
+    def remote_names(self) -> list[str]:
+        """The names of the repository's remotes (`git remote`), in git's order."""
+        return [r.name for r in self.repo.remotes]
+
+    def upstream(self) -> tuple[str, str] | None:
+        """The current branch's upstream as (remote name, branch name on the remote), or None when it
+        has none (or HEAD is detached)."""
+        try:
+            tracking = self.repo.active_branch.tracking_branch()
+        except TypeError:
+            return None
+        return None if tracking is None else (tracking.remote_name, tracking.remote_head)
+
+    # ------------------------------------------------------------------ network
+    def fetch_branch(self, remote: str, branch: str, tracking: str) -> None:
+        """`git fetch` one branch of `remote` into the ref `tracking`, forced, without tags and without
+        asking for a password. Raises GitCommandError with git's message (see sync's classification)."""
+        self.repo.git.fetch("--no-tags", "--quiet", remote, f"+refs/heads/{branch}:{tracking}",
+                            env=self._network_env())
+
+    def push_head(self, remote: str, branch: str) -> None:
+        """`git push -u`: HEAD to `branch` on `remote`, which the current branch then tracks. Raises
+        GitCommandError with git's message (a rejected push says `rejected` / `non-fast-forward`)."""
+        self.repo.git.push("--quiet", "-u", remote, f"HEAD:refs/heads/{branch}", env=self._network_env())
+
+    # ------------------------------------------------------------------ commits
+    def resolve_commit(self, rev: str) -> str:
+        """The full sha of the commit `rev` names; GitCommandError when it names none."""
+        return str(self.repo.git.rev_parse("--verify", f"{rev}^{{commit}}", env=self._env))
+
+    def count_commits(self, spec: str) -> int:
+        """How many commits `git rev-list SPEC` lists (e.g. `HEAD..origin/main`)."""
+        return int(self.repo.git.rev_list("--count", spec, env=self._env))
+
+    def is_ancestor(self, ancestor: str, rev: str) -> bool:
+        """Whether commit `ancestor` is `rev` or one of its ancestors."""
+        # GitPython passes any revision to `git merge-base`; its annotation says Commit.
+        return self.repo.is_ancestor(ancestor, rev)  # type: ignore[arg-type]
+
+    def incoming_paths(self, theirs: str) -> list[str]:
+        """The paths `theirs` changed since it and HEAD parted (every path that differs when the two
+        have no common history)."""
+        try:
+            out = self.repo.git.diff("--name-only", "-z", f"HEAD...{theirs}", env=self._env)
+        except git.GitCommandError:  # unrelated histories have no merge base: all of theirs is incoming
+            out = self.repo.git.diff("--name-only", "-z", "HEAD", theirs, env=self._env)
+        return [p for p in out.split("\0") if p]
+
+    def incoming_entries(self, theirs: str) -> list[tuple[str, int | None, bytes]]:
+        """(mode, size, path) of each file `theirs` has at a path it changed since it and HEAD parted
+        (`git ls-tree -r -l`: links, submodules and files, with their raw path bytes; a size for blobs)."""
+        try:
+            changed = self.repo.git.diff("--name-only", "-z", f"HEAD...{theirs}", env=self._env,
+                                         stdout_as_string=False)
+        except git.GitCommandError:  # unrelated histories: everything of theirs is incoming
+            changed = self.repo.git.diff("--name-only", "-z", "HEAD", theirs, env=self._env, stdout_as_string=False)
+        wanted = set(changed.split(b"\0")) - {b""}
+        listing = self.repo.git.ls_tree("-r", "-z", "-l", "--full-tree", theirs, env=self._env,
+                                        stdout_as_string=False)
+        out: list[tuple[str, int | None, bytes]] = []
+        for record in listing.split(b"\0"):
+            meta, _, path = record.partition(b"\t")
+            if path in wanted:
+                mode, _kind, _sha, size = meta.split()
+                out.append((mode.decode(), int(size) if size.isdigit() else None, path))
+        return out
+
+    def grep_paths(self, pattern: str, rev: str = "HEAD", under: str = "memories") -> list[str]:
+        """The paths under `under` whose text at commit `rev` has a line matching the regular expression
+        `pattern` (`git grep -l`); none when nothing matches."""
+        found = self.repo.git.grep("-l", "-e", pattern, rev, "--", under, with_exceptions=False,
+                                   env=self._env).split("\n")
+        return [line.split(":", 1)[1] for line in found if line.startswith(f"{rev}:")]
+
+    # ------------------------------------------------------------------ merge
+    def merging(self) -> bool:
+        """Whether a merge is under way (MERGE_HEAD exists)."""
+        return (self.git_dir / "MERGE_HEAD").exists()
+
+    def merge_fast_forward(self, theirs: str) -> None:
+        """Fast-forward HEAD to `theirs`, carrying uncommitted work across (--autostash)."""
+        self.repo.git.merge("--ff-only", "--autostash", "--quiet", theirs, env=self._env)
+
+    def merge_no_commit(self, theirs: str) -> None:
+        """Start a merge of `theirs` and stop before committing (conflicts are left staged for
+        `unmerged`), carrying uncommitted work (--autostash) and allowing unrelated histories. Raises
+        GitCommandError when it conflicts, or when it could not start (see `merging`)."""
+        self.repo.git.merge("--no-ff", "--no-commit", "--autostash", "--allow-unrelated-histories", "--quiet",
+                            theirs, env=self._env)
+
+    def abort_merge(self) -> None:
+        """`git merge --abort`: the work tree and index as they were before the merge."""
+        self.repo.git.merge("--abort", env=self._env)
+
+    # A sync marks the merges it starts, so that one a killed sync left is told from a person's own.
+    def mark_sync_merge(self, theirs: str) -> None:
+        """Record that the merge about to start (of `theirs` into the current HEAD) is sync's own."""
+        marker = self.git_dir / SYNC_MARKER
+        marker.write_text(f"{self.resolve_commit('HEAD')} {theirs}\n", encoding="ascii")
+
+    def unmark_sync_merge(self) -> None:
+        """The merge sync started is committed or undone."""
+        (self.git_dir / SYNC_MARKER).unlink(missing_ok=True)
+
+    def undo_interrupted_sync(self) -> bool:
+        """Undo the merge a sync killed midway left behind (the marker names it: HEAD and MERGE_HEAD
+        are still the ones it started from and merged). A person's own merge is never touched, nor a
+        merge a git process is still working on. Call under the store lock; True when one was undone."""
+        marker = self.git_dir / SYNC_MARKER
+        try:
+            head, theirs = marker.read_text(encoding="ascii").split()
+        except (FileNotFoundError, ValueError):
+            return False
+        if gitlocks.git_running_in(self.root.resolve()):
+            return False  # the killed sync's `git merge` may still be writing; the next call looks again
+        merge_head = self.git_dir / "MERGE_HEAD"
+        ours = merge_head.exists() and merge_head.read_text().split()[:1] == [theirs]
+        if ours and self.resolve_commit("HEAD") == head:
+            self.clear_stale_locks()
+            self.abort_merge()
+        self.unmark_sync_merge()
+        return ours
+
+    def unmerged(self) -> dict[str, dict[int, str]]:
+        """Conflicted path -> {stage: blob sha} (1 base, 2 ours = this machine, 3 theirs = the remote)."""
+        out: dict[str, dict[int, str]] = {}
+        for entry in self.repo.git.ls_files("-u", "-z", env=self._env).split("\0"):
+            if not entry:
+                continue
+            meta, path = entry.split("\t", 1)
+            _mode, sha, stage = meta.split()
+            out.setdefault(path, {})[int(stage)] = sha
+        return out
+
+    def add(self, path: str) -> None:
+        """`git add PATH`: stage the file as it is in the work tree (marks a conflict resolved)."""
+        self.repo.git.add("--", path, env=self._env)
+
+    def remove_cached(self, path: str) -> None:
+        """`git rm --cached`: drop `path` from the index (every stage), if it is there at all."""
+        self.repo.git.rm("-q", "--cached", "--ignore-unmatch", "--", path, env=self._env)
+
+    def merge_texts(self, ours: str, base: str, theirs: str, union: bool = False) -> str | None:
+        """git's line merge of three texts (`git merge-file -p`); None when it conflicts, never with
+        `union` (conflicting hunks keep both sides' lines)."""
+        with tempfile.TemporaryDirectory(prefix="memory-mcp-merge-") as tmp:
+            names = []
+            for name, text in (("ours", ours), ("base", base), ("theirs", theirs)):
+                p = os.path.join(tmp, name)
+                Path(p).write_text(text, encoding="utf-8")
+                names.append(p)
+            status, out, _ = self.repo.git.merge_file(
+                "-p", *(["--union"] if union else []), *names, with_extended_output=True, with_exceptions=False,
+                strip_newline_in_stdout=False, env=self._env)
+        return out if status == 0 else None
+
+    def commit_merge(self, message: str) -> None:
+        """Commit the merge under way with `message` exactly as given, no hooks."""
+        fd, message_file = tempfile.mkstemp(prefix="memory-mcp-message-")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(message)
+            self.repo.git.commit("--no-verify", "-q", "--cleanup=verbatim", "-F", message_file, env=self._env)
+        finally:
+            os.unlink(message_file)

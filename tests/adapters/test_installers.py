@@ -1,0 +1,240 @@
+"""Install and uninstall for Codex, Gemini CLI and Cursor (their config files, other entries kept,
+twice is a no-op), the Claude Code installer defects of issue 12, stores chosen by project, and a
+missing named store refused. The real Codex and Gemini CLIs (installed by .ci/install-agent-clis)
+read what was written with their `mcp list`; without them those tests skip and say so."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import tomllib
+from pathlib import Path
+
+import pytest
+from conftest import EXE, ROOT, make_store
+
+from memory_mcp.truth import roots
+
+NODE_BIN = ROOT / ".ci" / "node-tools" / "node_modules" / ".bin"
+
+
+def run(cwd: Path, home: Path, *args: str, path: str | None = None) -> subprocess.CompletedProcess[str]:
+    env = {"HOME": str(home), "PATH": path or str(Path(shutil.which("git")).parent), "GIT_CONFIG_NOSYSTEM": "1"}
+    return subprocess.run([str(EXE), *args], capture_output=True, text=True, cwd=cwd, env=env, timeout=120)
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> tuple[Path, Path]:
+    """A git project with a subfolder, and a home folder."""
+    project, home = tmp_path / "proj", tmp_path / "home"
+    (project / "src" / "deep").mkdir(parents=True)
+    home.mkdir()
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    return project, home
+
+
+# ------------------------------------------------------------------ stores chosen by project
+def test_project_store_is_the_dot_memory_folder_else_one_per_project_under_the_memory_home(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    project = tmp_path / "My Project"
+    (project / "sub").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    chosen = roots.project_store(project / "sub")
+    assert chosen.parent == (tmp_path / "home" / ".memory-mcp" / "projects").resolve()
+    assert chosen.name.startswith("My-Project-") and len(chosen.name) == len("My-Project-") + 8
+    (project / ".memory").mkdir()
+    assert roots.project_store(project / "sub") == (project / ".memory").resolve()
+    plain = tmp_path / "not-a-repo"
+    plain.mkdir()
+    other = roots.project_store(plain)
+    assert other != chosen and other.name.startswith("not-a-repo-")
+
+
+def test_a_linked_worktree_shares_its_repository_s_project_store(tmp_path: Path) -> None:
+    main = tmp_path / "main"
+    subprocess.run(["git", "init", "-q", str(main)], check=True)
+    subprocess.run(["git", "-C", str(main), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q",
+                    "--allow-empty", "-m", "x"], check=True)
+    subprocess.run(["git", "-C", str(main), "worktree", "add", "-q", str(tmp_path / "wt")], check=True)
+    assert roots.git_root(tmp_path / "wt") == main.resolve()
+
+
+@pytest.mark.parametrize("how", ["option", "env"])
+def test_a_named_store_that_does_not_exist_is_refused_in_one_line(repo: tuple[Path, Path], how: str) -> None:
+    project, home = repo
+    missing = project / "typo"
+    if how == "option":
+        done = run(project, home, "status", "--store", str(missing))
+    else:
+        env = {"HOME": str(home), "PATH": os.environ["PATH"], "MEMORY_MCP_ROOT": str(missing)}
+        done = subprocess.run([str(EXE), "status"], capture_output=True, text=True, env=env, timeout=60)
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1 and str(missing) in done.stderr and "memory-mcp init" in done.stderr
+    assert not missing.exists()
+
+
+def test_install_creates_the_user_store_it_names_so_the_server_it_registers_starts(repo: tuple[Path, Path]) -> None:
+    # A named user store that is missing is refused as a typo; the one install names is made by it.
+    project, home = repo
+    user = home / "mine"
+    done = run(project, home, "install", "cursor", "--store", str(project / ".memory"), "--user-store", str(user))
+    assert done.returncode == 0, done.stderr
+    assert f"created the memory store {user}" in done.stdout and (user / "memories").is_dir()
+    served = run(project, home, "--store", str(project / ".memory"), "status", "--user-store", str(user))
+    assert served.returncode == 0, served.stderr
+
+
+# ------------------------------------------------------------------ Claude Code installer defects
+def test_project_scope_from_a_subfolder_writes_mcp_json_at_the_git_root(repo: tuple[Path, Path]) -> None:
+    project, home = repo
+    done = run(project / "src" / "deep", home, "install", "claude-code", "--scope", "project")
+    assert done.returncode == 0, done.stderr
+    assert not (project / "src" / "deep" / ".mcp.json").exists()
+    entry = json.loads((project / ".mcp.json").read_text())["mcpServers"]["memory"]
+    # No --store: the project's own store and the user's, as the plugin chooses them.
+    assert entry["env"]["MEMORY_MCP_ROOT"].startswith(str(home.resolve() / ".memory-mcp" / "projects" / "proj-"))
+    assert entry["args"] == ["serve", "--user-store", str(home.resolve() / ".memory-mcp" / "default")]
+
+
+def test_store_in_the_project_leaves_no_init_lock_and_is_git_ignored(repo: tuple[Path, Path]) -> None:
+    project, home = repo
+    (project / ".gitignore").write_text("node_modules/")
+    done = run(project, home, "install", "claude-code", "--scope", "project", "--store", ".memory")
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in project.iterdir()) == [".git", ".gitignore", ".mcp.json", ".memory", "src"]
+    assert (project / ".gitignore").read_text() == "node_modules/\n/.memory/\n"
+    assert "is its own git repository" in done.stdout
+    again = run(project, home, "install", "claude-code", "--scope", "project", "--store", ".memory")
+    assert again.returncode == 0 and (project / ".gitignore").read_text().count(".memory") == 1
+
+
+def test_claude_code_uninstall_takes_out_the_server_and_the_hooks_only(repo: tuple[Path, Path]) -> None:
+    project, home = repo
+    (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"other": {"command": "x"}}}))
+    settings = project / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(json.dumps({"model": "m", "hooks": {"Stop": [{"hooks": [{"type": "command",
+                                                                                   "command": "echo hi"}]}]}}))
+    assert run(project, home, "install", "claude-code", "--scope", "project", "--hook").returncode == 0
+    done = run(project, home, "uninstall", "claude-code", "--scope", "project")
+    assert done.returncode == 0, done.stderr
+    assert json.loads((project / ".mcp.json").read_text()) == {"mcpServers": {"other": {"command": "x"}}}
+    assert json.loads(settings.read_text()) == {"model": "m", "hooks": {"Stop": [{"hooks": [
+        {"type": "command", "command": "echo hi"}]}]}}
+
+
+def fake_claude_with_config(tmp: Path, home: Path) -> Path:
+    """A `claude` that refuses a second `mcp add` the way Claude Code does, keeping ~/.claude.json."""
+    folder = tmp / "fake-bin"
+    folder.mkdir()
+    script = folder / "claude"
+    script.write_text(f"""#!{os.sys.executable}
+import json, sys, pathlib
+cfg = pathlib.Path({str(home)!r}) / ".claude.json"
+data = json.loads(cfg.read_text()) if cfg.exists() else {{}}
+args = sys.argv[1:]
+if args[:2] == ["mcp", "add"]:
+    name, env, i = args[2], {{}}, args.index("--")
+    for j, a in enumerate(args[:i]):
+        if a == "-e":
+            k, v = args[j + 1].split("=", 1); env[k] = v
+    if name in data.get("mcpServers", {{}}):
+        print(f"MCP server {{name}} already exists in user config", file=sys.stderr); sys.exit(1)
+    data.setdefault("mcpServers", {{}})[name] = {{"type": "stdio", "command": args[i + 1], "args": args[i + 2:],
+                                                 "env": env}}
+    cfg.write_text(json.dumps(data)); print("Added")
+""")
+    script.chmod(0o755)
+    return folder
+
+
+def test_user_scope_twice_succeeds_and_a_different_registration_says_how_to_replace(
+        repo: tuple[Path, Path], tmp_path: Path) -> None:
+    project, home = repo
+    path = f"{fake_claude_with_config(tmp_path, home)}:{Path(shutil.which('git')).parent}"
+    store = make_store(tmp_path / "store")
+    first = run(project, home, "install", "claude-code", "--scope", "user", "--store", str(store), path=path)
+    second = run(project, home, "install", "claude-code", "--scope", "user", "--store", str(store), path=path)
+    assert first.returncode == 0 and second.returncode == 0, second.stderr
+    assert "already registered" in second.stdout
+    other = make_store(tmp_path / "other")
+    third = run(project, home, "install", "claude-code", "--scope", "user", "--store", str(other), path=path)
+    assert third.returncode == 2 and "memory-mcp uninstall claude-code --scope user" in third.stderr
+
+
+# ------------------------------------------------------------------ Codex, Gemini CLI, Cursor
+CONFIGS = {"codex": ".codex/config.toml", "gemini": ".gemini/settings.json", "cursor": ".cursor/mcp.json"}
+
+
+def read_config(client: str, path: Path) -> dict:
+    return tomllib.loads(path.read_text()) if client == "codex" else json.loads(path.read_text())
+
+
+@pytest.mark.parametrize("client", sorted(CONFIGS))
+@pytest.mark.parametrize("scope", ["user", "project"])
+def test_install_keeps_other_entries_is_idempotent_and_uninstall_undoes_it(
+        repo: tuple[Path, Path], tmp_path: Path, client: str, scope: str) -> None:
+    project, home = repo
+    path = (home if scope == "user" else project) / CONFIGS[client]
+    path.parent.mkdir(parents=True)
+    before = ('# mine\nmodel = "o3"\n\n[mcp_servers.other]\ncommand = "x"\n' if client == "codex"
+              else json.dumps({"theme": "dark", "mcpServers": {"other": {"command": "x"}}}, indent=2) + "\n")
+    path.write_text(before)
+    store = make_store(tmp_path / "store")
+    first = run(project / "src", home, "install", client, "--scope", scope, "--store", str(store))
+    assert first.returncode == 0, first.stderr
+    config = read_config(client, path)
+    servers = config["mcp_servers" if client == "codex" else "mcpServers"]
+    assert servers["other"] == {"command": "x"}
+    assert servers["memory"]["command"] == str(EXE) and servers["memory"]["args"] == ["serve"]
+    assert servers["memory"]["env"] == {"MEMORY_MCP_ROOT": str(store.resolve())}
+    text = path.read_text()
+    second = run(project / "src", home, "install", client, "--scope", scope, "--store", str(store))
+    assert second.returncode == 0 and "already registered" in second.stdout and path.read_text() == text
+    gone = run(project / "src", home, "uninstall", client, "--scope", scope)
+    assert gone.returncode == 0, gone.stderr
+    if client == "codex":
+        assert path.read_text() == before
+    else:
+        assert json.loads(path.read_text()) == json.loads(before)
+
+
+@pytest.mark.parametrize("client", sorted(CONFIGS))
+def test_another_program_named_memory_is_refused(repo: tuple[Path, Path], tmp_path: Path, client: str) -> None:
+    project, home = repo
+    path = home / CONFIGS[client]
+    path.parent.mkdir(parents=True)
+    theirs = ('[mcp_servers.memory]\ncommand = "npx"\n' if client == "codex"
+              else json.dumps({"mcpServers": {"memory": {"command": "npx"}}}))
+    path.write_text(theirs)
+    done = run(project, home, "install", client, "--store", str(make_store(tmp_path / "s")))
+    assert done.returncode == 2 and "already has" in done.stderr and path.read_text() == theirs
+
+
+@pytest.mark.parametrize("client", ["codex", "gemini"])
+def test_the_real_cli_lists_the_server(repo: tuple[Path, Path], tmp_path: Path, client: str) -> None:
+    cli = NODE_BIN / client
+    if not cli.exists():
+        pytest.skip(f"the {client} CLI is not installed (.ci/install-agent-clis puts it in .ci/node-tools)")
+    project, home = repo
+    store = make_store(tmp_path / "store")
+    assert run(project, home, "install", client, "--store", str(store)).returncode == 0
+    env = {**os.environ, "HOME": str(home), "CODEX_HOME": str(home / ".codex")}
+    listed = subprocess.run([str(cli), "mcp", "list"], capture_output=True, text=True, cwd=project, env=env,
+                            timeout=120)
+    out = listed.stdout + listed.stderr
+    assert listed.returncode == 0, out
+    assert "memory" in out and str(EXE) in out, out
+
+
+def test_user_scope_install_without_a_store_uses_the_default_store(repo: tuple[Path, Path]) -> None:
+    """Regression: with no --store and a user-scope install, the installer imported `default_root`
+    from the store facade, where it no longer lives, and crashed with ImportError."""
+    project, home = repo
+    r = run(project, home, "install", "cursor", "--scope", "user")
+    assert r.returncode == 0, r.stderr
+    config = json.loads((home / ".cursor" / "mcp.json").read_text())
+    assert str(home / ".memory-mcp" / "default") in json.dumps(config)
