@@ -94,7 +94,7 @@ def test_workers_do_not_rerun_a_script_without_a_main_guard(tmp_path: Path) -> N
     script = tmp_path / "script.py"
     script.write_text(textwrap.dedent(f"""
         from pathlib import Path
-        from memory_mcp import bulkread
+        from memory_mcp.index import bulkread
         from memory_mcp.app.store import Store
         with open({str(runs)!r}, "a") as fh:
             fh.write("ran\\n")
