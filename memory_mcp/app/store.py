@@ -2,18 +2,19 @@
 its own: each method hands its typed options to the module of its use case (`writes`, `reads`,
 `upkeep`, `importing`), which runs inside the store's `Session` (lock, reconcile, storage errors).
 
-Methods take the options object of `options.py`, or its fields as arguments
-(`store.remember("text", type="decision")`): the adapters build the object, scripts and tests may
-write the fields.
+Methods take the options object of `options.py`, or its fields as typed arguments
+(`store.remember("text", type="decision")`; mypy refuses a misspelt one): the adapters build the
+object, scripts and tests may write the fields. tests/app/test_store.py keeps each method's
+parameters equal to its options object's fields.
 """
 
 from __future__ import annotations
 
 import functools
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 from memory_mcp.app import access, embedding, importing, reads, settling, upkeep, writes
 from memory_mcp.app.lock import LOCK_TIMEOUT_SECONDS
@@ -34,9 +35,11 @@ from memory_mcp.truth.options import (
     Progress,
     Recall,
     Remember,
+    RememberFields,
     Resolve,
     Update,
-    build,
+    UpdateFields,
+    given,
 )
 from memory_mcp.truth.results import (
     BulkResolveResult,
@@ -126,35 +129,46 @@ class Store:
         return self.session.index()
 
     # ------------------------------------------------------------------ writes
-    def remember(self, *args: Any, **fields: Any) -> RememberResult:
+    def remember(self, content: str | Remember, title: str | None = None,
+                 **fields: Unpack[RememberFields]) -> RememberResult:
         """Write a new memory (or return the existing one with the same content), run the conflict gate."""
-        return writes.remember(self.session, build(Remember, args, fields))
+        return writes.remember(self.session, given(Remember, content, title=title, fields=fields))
 
-    def update(self, *args: Any, **fields: Any) -> ReadResult:
+    def update(self, id: str | Update, content: str | None = None, title: str | None = None,
+               **fields: Unpack[UpdateFields]) -> ReadResult:
         """Change a memory's text or fields in place (state moves go through forget/resolve)."""
-        return self.read(id=writes.update(self.session, build(Update, args, fields)))
+        opts = given(Update, id, content=content, title=title, fields=fields)
+        return self.read(id=writes.update(self.session, opts))
 
-    def forget(self, *args: Any, **fields: Any) -> ForgetResult:
+    def forget(self, id: str | Forget, mode: str = "archive", reason: str = "", confirm: bool = False) -> ForgetResult:
         """archive, deprecate (reason required), restore to active, or purge (confirm required)."""
-        return writes.forget(self.session, build(Forget, args, fields))
+        return writes.forget(self.session, given(Forget, id, mode=mode, reason=reason, confirm=confirm))
 
-    def resolve(self, *args: Any, **fields: Any) -> ResolveResult:
+    def resolve(self, id: str | Resolve, other_id: str | None = None, decision: str | None = None) -> ResolveResult:
         """Settle a pair: `supersede` (id replaces other_id) or `keep_both` (never raised again)."""
-        return settling.resolve(self.session, build(Resolve, args, fields))
+        return settling.resolve(self.session, given(Resolve, id, other_id=other_id, decision=decision))
 
-    def resolve_all(self, *args: Any, **fields: Any) -> BulkResolveResult:
+    def resolve_all(self, commit: str | Conflicts | None = None, id: str | None = None, limit: int = 50,
+                    offset: int = 0, decision: str | None = None, apply: bool = False) -> BulkResolveResult:
         """Settle every open pair a filter selects with one decision (keep_both or newer), as one
         commit; a dry run unless `apply`."""
-        return settling.resolve_all(self.session, build(Conflicts, args, fields))
+        opts = given(Conflicts, commit, id=id, limit=limit, offset=offset, decision=decision, apply=apply)
+        return settling.resolve_all(self.session, opts)
 
-    def feedback(self, *args: Any, **fields: Any) -> FeedbackResult:
+    def feedback(self, id: str | Feedback, helpful: bool | None = None, note: str = "") -> FeedbackResult:
         """+0.1 when a memory helped, -0.2 when it misled; at -0.5 or below it is withheld from recall."""
-        return writes.feedback(self.session, build(Feedback, args, fields))
+        return writes.feedback(self.session, given(Feedback, id, helpful=helpful, note=note))
 
     # ------------------------------------------------------------------ reads
-    def recall(self, *args: Any, **fields: Any) -> RecallResult:
+    def recall(self, query: str | Recall = "", limit: int = 8, types: Sequence[str] = (),
+               entities: Sequence[str] = (), include_archived: bool = False, include_deprecated: bool = False,
+               max_tokens: int = 0, diversity: float = 0.0, min_score: float = 0.0, file: str = "",
+               as_of: str = "") -> RecallResult:
         """Find memories for a query (or list by entities/types), ranked, within an optional token budget."""
-        return reads.recall(self.session, build(Recall, args, fields))
+        opts = given(Recall, query, limit=limit, types=types, entities=entities, include_archived=include_archived,
+                     include_deprecated=include_deprecated, max_tokens=max_tokens, diversity=diversity,
+                     min_score=min_score, file=file, as_of=as_of)
+        return reads.recall(self.session, opts)
 
     def search(self, query: str, limit: int = 8) -> list[Hit]:
         """Ranked hits for `query` over the index as it is (no reconcile, no usage recorded).
@@ -162,9 +176,11 @@ class Store:
         For evaluation and tools that query in bulk; agents go through `recall`."""
         return reads.search_only(self.session, query, limit)
 
-    def conflicts(self, *args: Any, **fields: Any) -> ConflictPage:
+    def conflicts(self, commit: str | Conflicts | None = None, id: str | None = None, limit: int = 50,
+                  offset: int = 0, decision: str | None = None, apply: bool = False) -> ConflictPage:
         """The open conflict pairs, all or those on one memory or one commit's memories, a page at a time."""
-        return settling.listed(self.session, build(Conflicts, args, fields))
+        opts = given(Conflicts, commit, id=id, limit=limit, offset=offset, decision=decision, apply=apply)
+        return settling.listed(self.session, opts)
 
     def read(self, id: str | None = None, path: str | None = None) -> ReadResult:
         """The whole memory: frontmatter, body, supersede chain both ways, git history."""

@@ -8,8 +8,8 @@ value is refused with the same coded error whichever adapter built the object.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, fields
-from typing import Any, TypeVar
+from dataclasses import MISSING, dataclass, field, fields
+from typing import Any, TypedDict, TypeVar
 
 # Called with (done, total) as a long operation (reindex, import, sync) goes.
 Progress = Callable[[int, int], None]
@@ -102,19 +102,38 @@ class Feedback:
     note: str = ""
 
 
+class UpdateFields(TypedDict, total=False):
+    """The frontmatter fields memory_update's caller may set (`model.settable("update")`), typed for
+    the facade's keywords so that mypy refuses a misspelt one; None leaves a field as it is.
+    tests/truth/test_fields.py keeps these keys equal to the declarations."""
+
+    type: str | None
+    trust: str | None
+    entities: Sequence[str] | None
+    source: str | None
+    review_after: str | None
+    paths: Sequence[str] | None
+
+
+class RememberFields(UpdateFields, total=False):
+    """The frontmatter fields memory_remember's caller may set (`model.settable("remember")`)."""
+
+    supersedes: Sequence[str] | None
+
+
 T = TypeVar("T")
 
 
-def build(kind: type[T], args: tuple[Any, ...], kwargs: dict[str, Any]) -> T:
-    """`kind` from a facade call: either the options object itself, or its attributes (what a test or
-    a script writes: `store.remember("text", type="decision")`). A keyword that is not an attribute
-    of `kind` but `kind` has `fields` goes into `fields`: the frontmatter values it sets."""
-    if len(args) == 1 and not kwargs and isinstance(args[0], kind):
-        return args[0]
-    own = {f.name for f in fields(kind)}  # type: ignore[arg-type]
-    if "fields" in own:
-        extra = {k: v for k, v in kwargs.items() if k not in own}
-        kwargs = {k: v for k, v in kwargs.items() if k in own}
-        if extra:
-            kwargs["fields"] = {**kwargs.get("fields", {}), **extra}
-    return kind(*args, **kwargs)
+def given(kind: type[T], first: T | Any, **rest: Any) -> T:
+    """The options object of a facade call: `first` when it is one (what the adapters pass), else
+    `kind` built from the call's arguments (what a test or a script writes). An argument the
+    operation needs and the call left out (None) is refused here, by name."""
+    if isinstance(first, kind):
+        return first
+    required = [f.name for f in fields(kind)[1:]  # type: ignore[arg-type]
+                if f.default is MISSING and f.default_factory is MISSING]
+    missing = [name for name in required if rest.get(name) is None]
+    if missing:
+        raise TypeError(f"{kind.__name__.lower()}() needs {', '.join(missing)}")
+    build: Callable[..., T] = kind
+    return build(first, **rest)
