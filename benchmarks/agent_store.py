@@ -1,7 +1,7 @@
 """Stores built the way an agent builds one: `memory_remember` over stdio, one memory at a time,
 with the conflicts the gate raises, the recalls (usage counts) and the edits (history) that brings.
 
-    python benchmarks/agent_store.py --n 10000 --work /tmp/agent-stores   # build (or reuse) and report
+    python benchmarks/agent_store.py --n 10000 --work ../bench-stores   # build (or reuse) and report
 
 A build is slow (every write is a commit), so it is kept as a snapshot under `--work`, named by
 `HARNESS_VERSION`: change the version whenever what a build writes changes, and the next run

@@ -6,7 +6,7 @@ is built: one `create_entities` call per memory (one entity: a name, an entity t
 text as its one observation), from the very memories our agent-built store holds. The store is a
 JSONL file kept as a snapshot beside ours and copied for each run.
 
-    python benchmarks/official.py --work /work/snapshots --n 1000   # install, build (or reuse), report
+    python benchmarks/official.py --work ../bench-stores --n 1000   # install, build (or reuse), report
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Real stores beside the official MCP memory server: issue 14's harness, in one command.
 
-    python benchmarks/scale.py --work /work/snapshots            # every tier, the plot, the JSON
-    python benchmarks/scale.py --work /tmp/s --agent 100 --first-call 50 --generated '' --no-official
+    python benchmarks/scale.py --work ../bench-stores            # every tier, the plot, the JSON
+    python benchmarks/scale.py --work ../bench-quick --agent 100 --first-call 50 --generated '' --no-official
 
 Every figure is measured over stdio with the same `mcp` Client, on a scratch copy of a snapshot
 kept under `--work` (made once, reused; see snapshots.py, agent_store.py, official.py):
@@ -14,7 +14,7 @@ kept under `--work` (made once, reused; see snapshots.py, agent_store.py, offici
 * "first call after N hand-added files": N memory files written by hand into a copy of the
   largest agent-built store, then the first tool call of a fresh server (it indexes and commits
   them), beside the same first call with no file added;
-* generated stores (30k and 100k by default): recall and remember only.
+* generated stores (10k, 30k and 100k by default): recall and remember only.
 
 It prints the tables, writes benchmarks/results/scale.json, and draws the plot (scale_report.py).
 """

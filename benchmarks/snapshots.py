@@ -4,7 +4,7 @@ A store is slow to make (an agent-built one is a commit per memory; a generated 
 minutes to write, commit and index), so it is made once under a work folder and reused. A run never
 measures the snapshot itself: writes would pile up from run to run. It measures a copy.
 
-    python benchmarks/snapshots.py --work /work/snapshots --sizes 30000,100000   # make them ahead
+    python benchmarks/snapshots.py --work ../bench-stores --sizes 30000,100000   # make them ahead
 """
 
 from __future__ import annotations

@@ -5,6 +5,7 @@ another project), the test command is the one CI runs, and the files and links t
 from __future__ import annotations
 
 import re
+import subprocess
 import tomllib
 from pathlib import Path
 
@@ -97,3 +98,23 @@ def test_ci_runs_the_test_command_readme_gives() -> None:
     assert extras, command
     assert f"pip install -q -e {extras[1]}\n" in ci, f".ci/run does not install {extras[1]} as README does"
     assert ".venv/bin/python -m pytest" in command and "\n.venv/bin/python -m pytest" in ci
+
+
+def _tracked() -> list[Path]:
+    out = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout
+    return [ROOT / name for name in out.decode().split("\0") if name and (ROOT / name).is_file()]
+
+
+def test_no_path_of_the_machine_the_work_was_done_on() -> None:
+    # docs/performance.md and four benchmarks' usage lines named the folders of one development
+    # machine (its snapshots, its evaluation data, its scratch space), which mean nothing elsewhere.
+    machine = re.compile(r"(?<![\w.~-])/(?:work|root|tmp)/")
+    found = []
+    for path in _tracked():
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            continue  # the plot
+        found += [f"{path.relative_to(ROOT)}:{n}" for n, line in enumerate(text.splitlines(), 1)
+                  if machine.search(line)]
+    assert not found, f"machine paths: {found}"
