@@ -118,3 +118,82 @@ def test_no_path_of_the_machine_the_work_was_done_on() -> None:
         found += [f"{path.relative_to(ROOT)}:{n}" for n, line in enumerate(text.splitlines(), 1)
                   if machine.search(line)]
     assert not found, f"machine paths: {found}"
+
+
+# ---------------------------------------------------------------- what README and the docs name
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+# A path rooted at one of the repository's folders, as prose, a code span or a code block names it.
+REPO_PATH = re.compile(r"(?<![\w./-])((?:memory_mcp|tests|benchmarks|docs|plugin|store_template|\.ci)/[\w./-]*)")
+MODULE = re.compile(r"(?<![\w./-])(memory_mcp(?:\.\w+)+)")
+BARE_MODULE = re.compile(r"`(\w+\.py)`")
+# What a run writes, git-ignored: named as where to look, not as files of the repository.
+GENERATED = ("benchmarks/results/", "benchmarks/.node", ".ci/node-tools")
+# docs/contributing.md's table of where each module went in the move to folders names the old ones.
+HISTORY_SECTION = "## Where the modules went"
+
+
+def _current(text: str) -> str:
+    if HISTORY_SECTION not in text:
+        return text
+    start = text.index(HISTORY_SECTION)
+    end = text.find("\n## ", start + len(HISTORY_SECTION))
+    return text[:start] + (text[end:] if end >= 0 else "")
+
+
+def _module_exists(dotted: str) -> bool:
+    """`memory_mcp.index.schema` or `memory_mcp.recall.query.text_scores`: a module, and then a name
+    it defines."""
+    parts, path = dotted.split("."), ROOT
+    for i, part in enumerate(parts):
+        if (path / part).is_dir():
+            path = path / part
+        elif (path / f"{part}.py").is_file():
+            rest = parts[i + 1:]
+            source = (path / f"{part}.py").read_text(encoding="utf-8")
+            return not rest or re.search(rf"^\s*(?:def |class |async def )?{rest[0]}\b", source, re.M) is not None
+        else:
+            return False
+    return True
+
+
+def test_readme_is_read_in_five_minutes() -> None:
+    # It was 572 lines: a whole user guide and a module list. The guide is docs/guide.md now.
+    assert len((ROOT / "README.md").read_text(encoding="utf-8").splitlines()) <= 250
+
+
+def test_the_paths_and_modules_readme_and_docs_name_exist() -> None:
+    missing = []
+    modules = {p.name for folder in ("memory_mcp", "tests", "benchmarks") for p in (ROOT / folder).rglob("*.py")}
+    for doc in DOCS:
+        text = _current(doc.read_text(encoding="utf-8"))
+        for match in REPO_PATH.finditer(text):
+            path = match[1].rstrip(".")
+            if text[match.end():match.end() + 1] in ("*", "<", "{") or path.startswith(GENERATED):
+                continue  # a pattern (tests/test_*.py, tests/<layer>/) or a run's output
+            if not (ROOT / path).exists():
+                missing.append(f"{doc.name}: {path}")
+        missing += [f"{doc.name}: {m[1]}" for m in MODULE.finditer(text) if not _module_exists(m[1].rstrip("."))]
+        missing += [f"{doc.name}: {m[1]}" for m in BARE_MODULE.finditer(text) if m[1] not in modules]
+    assert not missing, f"named but not in the repository: {missing}"
+
+
+def _anchors(text: str) -> set[str]:
+    """GitHub's heading ids: lower case, punctuation but hyphens and underscores dropped, spaces to hyphens."""
+    headings = re.findall(r"^#{1,6} (.+)$", re.sub(r"```.*?```", "", text, flags=re.S), re.M)
+    return {re.sub(r"[^\w\- ]", "", h.strip().lower()).replace(" ", "-") for h in headings}
+
+
+def test_every_relative_link_in_readme_and_the_docs_resolves() -> None:
+    broken = []
+    for doc in [*DOCS, ROOT / "CHANGELOG.md"]:
+        text = doc.read_text(encoding="utf-8")
+        for target in re.findall(r"\]\(([^)\s]+)\)", text):
+            if re.match(r"[a-z]+:", target):
+                continue  # a URL
+            file, _, anchor = target.partition("#")
+            linked = (doc.parent / file).resolve() if file else doc
+            if not linked.exists():
+                broken.append(f"{doc.name}: {target}")
+            elif anchor and linked.suffix == ".md" and anchor not in _anchors(linked.read_text(encoding="utf-8")):
+                broken.append(f"{doc.name}: {target} (no such heading)")
+    assert not broken, f"links that lead nowhere: {broken}"

@@ -1,5 +1,5 @@
 """Each vocabulary (types, states, trusts, forget modes, decisions, error codes) is defined once in
-the code; the published tool schemas are derived from it and README's list is checked against it."""
+the code; the published tool schemas are derived from it and the user guide's list is checked against it."""
 
 from __future__ import annotations
 
@@ -16,22 +16,23 @@ from memory_mcp.truth import errors
 from memory_mcp.truth.model import Decision, ForgetMode, MemoryType, State, Trust
 
 README = (ROOT / "README.md").read_text(encoding="utf-8")
+GUIDE = (ROOT / "docs" / "guide.md").read_text(encoding="utf-8")
 
 
 def _readme_list(label: str) -> list[str]:
-    section = README[README.index("### The vocabulary"):]
+    section = GUIDE[GUIDE.index("### The vocabulary"):]
     match = re.search(rf"^- {re.escape(label)}: (.*?)(?=^- |^#|\Z)", section, re.S | re.M)
-    assert match, f"README's vocabulary has no '{label}' line"
+    assert match, f"docs/guide.md's vocabulary has no '{label}' line"
     return re.findall(r"`([^`]+)`", match.group(1).split("(")[0])
 
 
 @pytest.mark.parametrize(("label", "enum"), [("types", MemoryType), ("states", State), ("trust", Trust),
                                              ("forget modes", ForgetMode), ("resolve decisions", Decision)])
-def test_readme_lists_each_enumeration_as_defined(label: str, enum: type[StrEnum]) -> None:
+def test_the_guide_lists_each_enumeration_as_defined(label: str, enum: type[StrEnum]) -> None:
     assert _readme_list(label) == [e.value for e in enum]
 
 
-def test_readme_lists_every_error_code() -> None:
+def test_the_guide_lists_every_error_code() -> None:
     assert _readme_list("error codes") == list(errors.codes())
 
 
@@ -63,7 +64,8 @@ def test_every_gotcha_the_docs_mention_says_its_type_is_knowledge() -> None:
     from memory_mcp.adapters.serve.server import INSTRUCTIONS
 
     repo = ROOT
-    texts = {"README.md": README, "server instructions": INSTRUCTIONS, "Stop hook note": STOP_NOTE}
+    texts = {"README.md": README, "docs/guide.md": GUIDE, "server instructions": INSTRUCTIONS,
+             "Stop hook note": STOP_NOTE}
     for doc in ("plugin/skills/memory/SKILL.md", "plugin/commands/remember.md", "plugin/commands/recall.md"):
         texts[doc] = (repo / doc).read_text(encoding="utf-8")
     for name, text in texts.items():
