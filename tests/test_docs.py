@@ -31,20 +31,14 @@ def _texts() -> dict[str, str]:
     return {str(p.relative_to(ROOT)): p.read_text(encoding="utf-8") for p in files if p.exists()}
 
 
-def install_targets(text: str) -> list[str]:
-    """The target of each install command in `text`: its first word that is not an option."""
-    targets = []
-    for match in INSTALL.finditer(text):
-        words = [w.strip("'\"") for w in re.findall(r"'[^']*'|\"[^\"]*\"|[^\s'\"]+", match["rest"])]
-        skip = False
-        for i, word in enumerate(words):
-            if skip or word.startswith("-"):
-                skip = not skip and word in VALUE_OPTIONS
-                continue
-            rest = words[i + 1:]
-            targets.append(f"{word} @ {rest[1]}" if len(rest) > 1 and rest[0] == "@" else word)
-            break
-    return targets
+def _name(requirement: str) -> str:
+    """A requirement's distribution name, normalised as PyPI compares names."""
+    return re.sub(r"[-_.]+", "-", re.split(r"[\[<>=;!~ @]", requirement, maxsplit=1)[0]).lower()
+
+
+# What pyproject declares (dependencies, every extra's): a command may name these beside ours.
+DECLARED = {_name(r) for r in [*PYPROJECT["project"]["dependencies"],
+                               *(r for extra in PYPROJECT["project"]["optional-dependencies"].values() for r in extra)]}
 
 
 def is_ours(target: str) -> bool:
@@ -53,7 +47,33 @@ def is_ours(target: str) -> bool:
     if target.startswith((".", "/", "~", "$", "git+")):
         return True
     name, _, url = target.partition(" @ ")
-    return bool(url) and url.startswith("git+") and name.split("[")[0] == NAME
+    return bool(url) and url.startswith("git+") and _name(name) == _name(NAME)
+
+
+def install_targets(text: str) -> list[str]:
+    """The targets of each install command in `text`: its first word that is not an option, then the
+    words after it for as long as they are ours or packages pyproject declares (a command in prose runs
+    on into the sentence). A later word that names memory-mcp is a target too, so a stray
+    `pip install . memory-mcp` is caught."""
+    targets = []
+    for match in INSTALL.finditer(text):
+        words = [w.strip("'\"") for w in re.findall(r"'[^']*'|\"[^\"]*\"|[^\s'\"]+", match["rest"])]
+        words = [f"{w} @ {words[i + 2]}" if words[i + 1:i + 2] == ["@"] and len(words) > i + 2 else w
+                 for i, w in enumerate(words) if w != "@" and (i == 0 or words[i - 1] != "@")]
+        found, skip = [], False
+        for word in words:
+            if word in ("&&", "||", ";", "|", "#") or word.startswith("#"):
+                break
+            if skip or word.startswith("-"):
+                skip = not skip and word in VALUE_OPTIONS
+                continue
+            if found and not is_ours(word) and _name(word) not in DECLARED:
+                if _name(word).startswith("memory-mcp"):
+                    found.append(word)
+                break
+            found.append(word)
+        targets += found
+    return targets
 
 
 def test_install_targets_are_read_the_way_pip_reads_them() -> None:
@@ -63,15 +83,25 @@ def test_install_targets_are_read_the_way_pip_reads_them() -> None:
     assert install_targets("""return f"off: pip install -e '.[{extra}]'" """) == [".[{extra}]"]
     assert install_targets("pip install 'memory-mcp-git[semantic] @ git+https://h/r.git'") == [
         "memory-mcp-git[semantic] @ git+https://h/r.git"]
+    assert install_targets("`pip install -e . mypy==2.4.1 types-PyYAML` is enough") == [
+        ".", "mypy==2.4.1", "types-PyYAML"]
+    assert install_targets("pip install . memory-mcp and more") == [".", "memory-mcp"]
     assert not is_ours("memory-mcp[semantic]") and not is_ours("memory-mcp-git")
     assert is_ours(".[semantic]") and is_ours(f"{NAME} @ git+https://h/r.git")
 
 
 def test_every_install_line_installs_this_project_from_this_repository() -> None:
     # README told a stranger `pip install 'memory-mcp[semantic]'`, which fetched an unrelated
-    # placeholder package that owns the name on PyPI, and the extras did not exist there.
-    wrong = [(name, target) for name, text in _texts().items() for target in install_targets(text)
-             if not is_ours(target)]
+    # placeholder package that owns the name on PyPI, and the extras did not exist there. Beside
+    # this project, a command may name only what pyproject already declares (mypy for the checks).
+    wrong = []
+    for name, text in _texts().items():
+        for match in INSTALL.finditer(text):
+            targets = install_targets(match[0])
+            if not targets or not is_ours(targets[0]) or any(
+                    not is_ours(t) and (_name(t) not in DECLARED or _name(t).startswith("memory-mcp"))
+                    for t in targets[1:]):
+                wrong.append((name, match[0].strip()))
     assert not wrong, f"install lines that would fetch a package by name from PyPI: {wrong}"
 
 
