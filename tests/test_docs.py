@@ -28,7 +28,10 @@ def _texts() -> dict[str, str]:
     files += [p for p in sorted((ROOT / "plugin").rglob("*"))
               if p.is_file() and not any(part.is_symlink() for part in [p, *p.parents] if part != ROOT)]
     files += sorted((ROOT / "memory_mcp").rglob("*.py")) + sorted((ROOT / "benchmarks").rglob("*.py"))
-    return {str(p.relative_to(ROOT)): p.read_text(encoding="utf-8") for p in files if p.exists()}
+    # Tracked files only: a plugin environment's install leaves build/ and *.egg-info in plugin/
+    # (old copies of the package), which are nobody's advice.
+    tracked = set(_tracked())
+    return {str(p.relative_to(ROOT)): p.read_text(encoding="utf-8") for p in files if p in tracked}
 
 
 def _name(requirement: str) -> str:
