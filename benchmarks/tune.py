@@ -24,7 +24,7 @@ import recall_eval as ev  # noqa: E402
 
 from memory_mcp.index.db import Index  # noqa: E402
 from memory_mcp.index.schema import FileStat  # noqa: E402
-from memory_mcp.recall import query as mq  # noqa: E402
+from memory_mcp.recall import planner  # noqa: E402
 from memory_mcp.truth.model import Memory, compose_body  # noqa: E402
 
 LIMIT = 100
@@ -40,14 +40,14 @@ def collect(docs: list[str], queries: list[str]) -> list[dict[str, list[tuple[in
         r2d = {r: int(p[2:-3]) for r, p in index.conn.execute("SELECT rowid, path FROM memories")}
         out = []
         for q in queries:
-            p = mq.plan(q)
+            p = planner.plan(q)
             sig: dict[str, list[tuple[int, float]]] = {}
             if p.words:
-                sig["word"] = index.fts("fts_word", mq.fts_or(p.words), LIMIT)
+                sig["word"] = index.fts("fts_word", planner.fts_or(p.words), LIMIT)
             if p.stems:
-                sig["stem"] = index.fts("fts_stem", mq.fts_or(p.stems), LIMIT)
+                sig["stem"] = index.fts("fts_stem", planner.fts_or(p.stems), LIMIT)
             if p.tri or p.tri_fallback:
-                sig["tri"] = index.fts("fts_tri", mq.fts_or(p.tri + p.tri_fallback), LIMIT)
+                sig["tri"] = index.fts("fts_tri", planner.fts_or(p.tri + p.tri_fallback), LIMIT)
             if p.like:
                 n = len(p.like)
                 sig["like"] = [(r, -h / n) for r, h in index.like(p.like, LIMIT)]

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from memory_mcp.index import textproc
 from memory_mcp.index.db import Index
 from memory_mcp.index.schema import Row
-from memory_mcp.recall import query
+from memory_mcp.recall import planner
 from memory_mcp.truth.model import parse_iso
 
 NEIGHBOUR_LIMIT = 3
@@ -98,7 +98,7 @@ def term_set(text: str) -> frozenset[str]:
     """The planner's content stems of `text`: what two memories must share to be about one topic.
 
     Cached: a bulk import runs the gate once per memory over mostly the same candidate rows."""
-    return frozenset(query.stems(text))
+    return frozenset(planner.stems(text))
 
 
 def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
@@ -180,7 +180,7 @@ def candidates(index: Index, subject: Subject) -> set[int]:
         probe.append(term)
         postings += n
     if probe:
-        found.update(rowid for rowid, _ in index.fts("fts_stem", query.fts_or(probe), PROBE_LIMIT))
+        found.update(rowid for rowid, _ in index.fts("fts_stem", planner.fts_or(probe), PROBE_LIMIT))
     return found
 
 

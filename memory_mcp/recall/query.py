@@ -1,33 +1,7 @@
-"""Query planner and fusion: any user string -> one positive `text` score per memory rowid.
+"""Running and fusing a query's signals: any user string -> one positive `text` score per memory rowid.
 
-Planning (`plan`) turns free text into up to six signals. It is safe by construction: user text only
-ever reaches FTS5 inside double-quoted string literals (quotes doubled), joined with `OR`, so no
-operator, column filter, `NEAR`, `*`, `^` or bracket typed by the user is ever interpreted.
-
-* ``word`` - `fts_word`: the query's content words exactly as `unicode61` indexes them, scored only
-  for the stem signal's candidates: a memory holding a word holds its stem, and bm25 over every
-  match was most of the query's cost (a query matching 28,000 of 100,000 memories: 28 -> 5 ms;
-  LoCoMo, XQuAD and KorQuAD figures unchanged to the decimal). With no stem match, over all.
-* ``stem`` - `fts_stem`: the same words through `textproc.terms` (Snowball stems for English and
-  Russian, identifier parts, Korean particle stripping and syllable bigrams). Ranked by `best_of`:
-  the list ranking every match gives, with bm25 computed for fewer of them.
-* ``tri``  - `fts_tri`: substring phrases for chunks words lose: identifiers with punctuation or
-  mixed case (`config/flags.yaml`, `getUserBy`, `E4012`); plain chunks only when the word and stem
-  signals found nothing (a fragment such as `ployme`).
-* ``sym``  - `Index.like`: symbol tokens no FTS table can match (`C#`, `C++`, `.NET`). Their
-  1-2 character remains (`c`) are dropped from the word/stem signals, which cannot tell C# from C++.
-* ``like`` - `Index.like`: other 1-2 character Latin/Cyrillic words as substrings (`db` in `MongoDB`),
-  only when the word and stem signals found nothing: as whole words FTS matches them already, and
-  as substrings (`go` in `ago`) they are noise next to real matches (LoCoMo R@10 66.6 -> 66.9).
-* ``ent`` - `fts_word`'s entities column: the dictionary entities the query names by their name or
-  an alias (the caller finds them, `Dictionary.mentioned`), so `billing` finds the memories of
-  `payments-service` when billing is its alias; weighs like a stem match.
-* ``pre`` / ``root`` - leading characters of each content word whose stem no memory holds:
-  Snowball stems words of one root apart (`логировать` -> логирова, `логи` -> лог; `logger` ->
-  logger, `logging` -> log), so such a word would otherwise find nothing. ``pre`` is the prefix
-  query `w[:max(4, len-3)]*` on `fts_word` (the memory's word is longer); ``root`` looks on
-  `fts_stem` for the stem's own shorter prefixes (down to 4 letters, 3 Cyrillic, 2 Hangul) and
-  stems it begins (the memory's word is shorter). Both weigh little (`WEIGHTS`).
+Planning is planner.py's (`planner.plan`): up to six signals from any string, each a safe MATCH
+expression. This module runs them on the index and fuses what they find.
 
 Fusion (`fuse`): the score of a memory is the weighted sum of its positive bm25 on each FTS
 signal (`WEIGHTS`); the two LIKE signals add the fraction of their needles found, scaled to the best
@@ -63,19 +37,16 @@ hold), while another memory matched properly: it would be listed with score 0.0,
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 from memory_mcp.index import textproc
-from memory_mcp.recall import neighbours
+from memory_mcp.recall import neighbours, planner
 
 if TYPE_CHECKING:
     from memory_mcp.index.schema import RowFilter
 
-__all__ = ["WEIGHTS", "Plan", "SearchIndex", "apply_coverage", "best_of", "fts5_idf", "fts_or", "fuse", "plan",
-           "run_signals", "text_scores", "tokens"]
+__all__ = ["WEIGHTS", "SearchIndex", "apply_coverage", "best_of", "fts5_idf", "fuse", "run_signals", "text_scores"]
 
 
 class SearchIndex(Protocol):
@@ -103,15 +74,8 @@ class SearchIndex(Protocol):
 WEIGHTS: dict[str, float] = {"word": 0.5, "stem": 1.0, "tri": 0.2, "sym": 1.0, "like": 0.2,
                              "pre": 0.2, "root": 0.2, "ent": 1.0}
 
-# Shortest leading part of a stem (`root`) and of a word (`pre`) the prefix signals look up, by
-# script: a Hangul syllable holds two or three letters, and Russian roots of three letters are
-# common (реш-ить / реша-ть) while a three-letter word prefix matches half the vocabulary.
-_ROOT_MIN = {"latin": 4, "cyrillic": 3, "hangul": 2}
-_PRE_MIN = {"latin": 4, "cyrillic": 4, "hangul": 2}
-
 # Share of the query's best fused score a memory full of time expressions can gain on "when" questions.
 TIME_WEIGHT = 0.5
-_WHEN_WORDS = frozenset({"when", "когда", "언제"})
 _TIME_CUES = (
     "yesterday today tonight tomorrow ago last next week weekend month year recently since before after "
     "morning evening night date monday tuesday wednesday thursday friday saturday sunday january february "
@@ -129,175 +93,21 @@ MIN_SHARE = 1e-3
 # How many fused candidates get the coverage factor (the rest keep their order below them).
 COVERAGE_DEPTH = 100
 
-# Caps that keep a 10 KB query cheap: FTS5 cost grows with the number of OR-ed phrases.
-MAX_TERMS = 64
-MAX_TRI = 16
-MAX_LIKE = 8
 
-# Symbol tokens FTS tokenizers destroy: a word followed by #/+ (C#, F#, C++), or .NET-style.
-_SYMBOL_RE = re.compile(r"^(?:[A-Za-z][A-Za-z0-9]*[#+]+|\.[A-Za-z][A-Za-z0-9]*)$")
-# A chunk worth a substring search even when its words matched: punctuation between word
-# characters (flags.yaml, a/b, user@host), a case change inside (getUserBy), letters+digits (E4012).
-_IDENT_RE = re.compile(r"\w[^\w\s]+\w|[a-z][A-Z]|[A-Za-z]\d|\d[A-Za-z]")
-
-
-@dataclass
-class Plan:
-    """The signals one query expands to. An empty list means the signal is not run.
-
-    `tri_fallback` holds plain chunks searched by trigram only if words and stems found nothing.
-    """
-
-    words: list[str] = field(default_factory=list)
-    stems: list[str] = field(default_factory=list)
-    tri: list[str] = field(default_factory=list)
-    tri_fallback: list[str] = field(default_factory=list)
-    sym: list[str] = field(default_factory=list)
-    like: list[str] = field(default_factory=list)
-    roots: list[tuple[str, str]] = field(default_factory=list)
-    entities: list[str] = field(default_factory=list)
-    when: bool = False
-
-    def is_empty(self) -> bool:
-        return not (self.words or self.stems or self.tri or self.tri_fallback or self.sym or self.like
-                    or self.entities)
-
-
-def _quote(term: str) -> str:
-    """An FTS5 string literal: the only way user text enters a MATCH expression."""
-    return '"' + term.replace('"', '""') + '"'
-
-
-def fts_or(terms: list[str]) -> str:
-    """OR of quoted terms: a MATCH expression that cannot be a syntax error for non-empty terms."""
-    return " OR ".join(_quote(t) for t in terms)
-
-
-def _dedup(items: list[str]) -> list[str]:
-    return list(dict.fromkeys(items))
-
-
-def tokens(text: str) -> list[str]:
-    """Content words of `text`: lower-cased `unicode61`-style words, stop words dropped, order
-    kept, deduplicated. Falls back to all words when every word is a stop word ("who is it?")."""
-    words = textproc.word_tokens(text)
-    content = [w for w in words if not textproc.is_stopword(w)]
-    return _dedup(content or words)
-
-
-def stems(text: str) -> list[str]:
-    """Normalised content terms of `text` (as `fts_stem` holds them), for the store's conflict gate
-    and duplicate checks: two texts share a topic when they share stems."""
-    # Not cached here: the one caller, conflicts.term_set, caches its own sets, so a second cache of
-    # the same texts never hit (0 hits in 5,570 calls over 30 writes at 10k) and held 3 MB.
-    return _dedup(textproc.terms(text, drop_stopwords=True) or textproc.terms(text))
-
-
-# Only the first terms of a query are searched, so stemming a megabyte of pasted text buys nothing.
-MAX_QUERY_CHARS = 16_384
-
-
-def plan(query: str) -> Plan:
-    """Expand a free-text query into the signals. Pure; never raises; any string is accepted."""
-    p = Plan()
-    query = query[:MAX_QUERY_CHARS]
-    if not query or not query.strip():
-        return p
-    chunks = textproc.chunks(query)
-    sym = [c.lower() for c in chunks if _SYMBOL_RE.match(c)]
-    # What FTS makes of `C#` / `C++` (a lone `c`) matches every C-something: leave it to LIKE.
-    degraded = {w for c in sym for w in textproc.word_tokens(c) if len(w) <= 2}
-    words = [w for w in tokens(query) if w not in degraded]
-    p.words = words[:MAX_TERMS]
-    # Terms come from the original text, not the lower-cased words: camelCase splits need the case.
-    terms = [t for t in textproc.terms(query, drop_stopwords=True) if t not in degraded]
-    # If stripping left nothing (a query of stop words only), search the stop words themselves.
-    p.stems = _dedup(terms or [t for t in textproc.terms(query) if t not in degraded])[:MAX_TERMS]
-    tri: list[str] = []
-    fallback: list[str] = []
-    for chunk in chunks:
-        # The trigram tokenizer cannot match fewer than 3 characters.
-        if len(chunk) < 3 or not any(ch.isalnum() for ch in chunk):
-            continue
-        low = chunk.lower()
-        if _IDENT_RE.search(chunk):
-            tri.append(low)
-        elif not textproc.is_stopword(low):
-            fallback.append(low)
-    # Short Latin/Cyrillic words (go, ui, db, я) are also matched as substrings: trigram cannot and
-    # a whole-word match misses `MongoDB`. Hangul is left out: its stems and bigrams cover it.
-    like = [w for w in words if len(w) <= 2 and not w.isdigit() and textproc.script_of(w) != "hangul"
-             and not textproc.is_stopword(w)]
-    p.tri = _dedup(tri)[:MAX_TRI]
-    p.tri_fallback = _dedup(fallback)[:MAX_TRI]
-    p.when = any(w in _WHEN_WORDS for w in textproc.word_tokens(query))
-    p.sym = _dedup(sym)[:MAX_LIKE]
-    p.like = _dedup(like)[:MAX_LIKE]
-    # Only words the stemmer cut an ending from: a made-up token (`heronadd`) has no root to share,
-    # and its prefix would find `heronedit`.
-    p.roots = [(w, st) for w in p.words if not w.isdigit() and ((st := textproc.stem_word(w)) != w or opened(w))
-               and len(w) >= _ROOT_MIN.get(textproc.script_of(w), len(w) + 1)][:MAX_TRI]
-    return p
-
-
-def prefix_needles(word: str, stem: str) -> tuple[list[str], list[str]]:
-    """The `fts_word` prefix query and the `fts_stem` terms that look up `word` by its leading
-    characters: MATCH expressions (quoted, `*` outside the quotes), empty when there are none.
-    A Korean past form also looks up its verb stem (`바꿨어` -> 바꾸*)."""
-    script = textproc.script_of(word)
-    least = _ROOT_MIN.get(script, len(word) + 1)
-    words = [_quote(word[:max(_PRE_MIN.get(script, len(word)), len(word) - 3)]) + "*"]
-    roots = [_quote(stem[:n]) for n in range(least, len(stem))]
-    if len(stem) >= least:
-        roots.append(_quote(stem) + "*")
-    verb = opened(word)
-    if verb:
-        words.append(_quote(verb) + "*")
-        roots.append(_quote(verb) + "*")
-    return words, roots
-
-
-# Hangul syllables are composed: 0xAC00 + (initial * 21 + vowel) * 28 + final. A past tense fuses the
-# verb's last vowel with 었/았 into one syllable ending in ㅆ (final 20): 바꾸+었 -> 바꿨, 옮기+었 -> 옮겼,
-# 하+였 -> 했, 되+었 -> 됐. The vowel before the fusion, by the fused one (ㅏ and ㅓ absorb 아/어).
-_HANGUL_BASE, _SSANG_SIOS, _HIEUH, _IEUNG = 0xAC00, 20, 18, 11
-_VOWEL_BEFORE = {14: 13, 9: 8, 10: 11, 6: 20, 0: 0, 4: 4, 1: 1}  # ㅝ->ㅜ ㅘ->ㅗ ㅙ->ㅚ ㅕ->ㅣ ㅏ ㅓ ㅐ
-
-
-def opened(word: str) -> str | None:
-    """The verb stem inside a Korean past form (`바꿨어` -> 바꾸, `결정했다` -> 결정하), when it keeps at
-    least two syllables; None for any other word."""
-    for i, ch in enumerate(word[1:], 1):
-        code = ord(ch) - _HANGUL_BASE
-        if not 0 <= code < 11172 or code % 28 != _SSANG_SIOS:
-            continue
-        initial, vowel = divmod(code // 28, 21)
-        if initial == _IEUNG and vowel in (0, 4, 6):
-            # 았/었/였 written out (만들+었다): no fusion, the stem is what comes before it.
-            return word[:i] if i >= 2 else None
-        before = _VOWEL_BEFORE.get(vowel)
-        if before is None:
-            return None
-        if vowel == 1 and initial == _HIEUH:
-            before = 0  # 했 is 하 + 였
-        return word[:i] + chr(_HANGUL_BASE + (initial * 21 + before) * 28)
-    return None
-
-
-def _run_prefix(index: SearchIndex, p: Plan, limit: int, where: RowFilter | None,
+def _run_prefix(index: SearchIndex, p: planner.Plan, limit: int, where: RowFilter | None,
                 out: dict[str, list[tuple[int, float]]]) -> None:
     """Add the ``pre`` and ``root`` signals for the words of `p` whose stem no memory holds."""
-    held = {s for s in {s for _, s in p.roots} if index.matches_any("fts_stem", _quote(s))}
+    held = {s for s in {s for _, s in p.roots} if index.matches_any("fts_stem", planner.quote(s))}
     words: list[str] = []
     roots: list[str] = []
     for word, stem in p.roots:
         if stem not in held:
-            w, r = prefix_needles(word, stem)
+            w, r = planner.prefix_needles(word, stem)
             words += w
             roots += r
     for name, table, needles in (("pre", "fts_word", words), ("root", "fts_stem", roots)):
         if needles:
-            match = " OR ".join(_dedup(needles)[:MAX_TERMS])
+            match = " OR ".join(planner.dedup(needles)[:planner.MAX_TERMS])
             out[name] = [(r, -s) for r, s in index.fts(table, match, limit, where)]
 
 
@@ -317,7 +127,7 @@ def fts5_idf(rows: int, hits: int) -> float:
 
 def best_of(index: SearchIndex, table: str, terms: list[str], limit: int, where: RowFilter | None = None
             ) -> list[tuple[int, float]]:
-    """`index.fts(table, fts_or(terms), limit, where)`, the same list, scoring fewer rows when a bound
+    """`index.fts(table, planner.fts_or(terms), limit, where)`, the same list, scoring fewer rows when a bound
     allows (MaxScore). `terms` are stemmed terms as `term_df` counts them (the `fts_stem` table's).
 
     bm25 sums over the query's terms, and one term adds less than (K1 + 1) x its IDF to any row (the
@@ -329,7 +139,7 @@ def best_of(index: SearchIndex, table: str, terms: list[str], limit: int, where:
     how many more terms the second must take (it ranks a superset, so it cannot score lower); the
     whole query is the fallback. A quoted term that FTS5 splits into a phrase matches at least the
     memories `term_df` counts, so no IDF here is below FTS5's and the bound stays safe."""
-    match = fts_or(terms)
+    match = planner.fts_or(terms)
     if len(terms) < 2:
         return index.fts(table, match, limit, where)
     df = index.doc_freq(terms)
@@ -340,7 +150,7 @@ def best_of(index: SearchIndex, table: str, terms: list[str], limit: int, where:
     rest = [(K1 + 1) * sum(idf[k:]) for k in range(len(idf) + 1)]
     k = next(k for k in range(1, len(idf) + 1) if rest[k] <= FIRST_SHARE * rest[0])
     while k < len(terms):
-        found = index.fts(table, match, limit, where, among=fts_or(rarest[:k]))
+        found = index.fts(table, match, limit, where, among=planner.fts_or(rarest[:k]))
         if len(found) < limit:
             break
         least = -found[-1][1]
@@ -350,7 +160,7 @@ def best_of(index: SearchIndex, table: str, terms: list[str], limit: int, where:
     return index.fts(table, match, limit, where)
 
 
-def run_signals(index: SearchIndex, p: Plan, limit: int, where: RowFilter | None = None
+def run_signals(index: SearchIndex, p: planner.Plan, limit: int, where: RowFilter | None = None
                 ) -> dict[str, list[tuple[int, float]]]:
     """Run each non-empty signal of `p` over the memories `where` admits (all when None):
     signal -> [(rowid, positive score)], best first."""
@@ -361,20 +171,20 @@ def run_signals(index: SearchIndex, p: Plan, limit: int, where: RowFilter | None
         # Only the stem signal's candidates are scored (see the module docstring); they passed `where`
         # already, and checking it again for every match cost as much as the bm25 saved.
         within = [r for r, _ in out.get("stem", [])] or None
-        out["word"] = [(r, -s) for r, s in index.fts("fts_word", fts_or(p.words), limit,
+        out["word"] = [(r, -s) for r, s in index.fts("fts_word", planner.fts_or(p.words), limit,
                                                      where if within is None else None, within)]
     if p.entities:
-        match = " OR ".join(f"entities : {_quote(e)}" for e in p.entities[:MAX_TERMS])
+        match = " OR ".join(f"entities : {planner.quote(e)}" for e in p.entities[:planner.MAX_TERMS])
         out["ent"] = [(r, -s) for r, s in index.fts("fts_word", match, limit, where)]
     if p.roots:
         _run_prefix(index, p, limit, where, out)
     tri = p.tri
     if p.tri_fallback and not out.get("word") and not out.get("stem"):
-        tri = _dedup(tri + p.tri_fallback)[:MAX_TRI]
+        tri = planner.dedup(tri + p.tri_fallback)[:planner.MAX_TRI]
     if tri:
-        out["tri"] = [(r, -s) for r, s in index.fts("fts_tri", fts_or(tri), limit, where)]
+        out["tri"] = [(r, -s) for r, s in index.fts("fts_tri", planner.fts_or(tri), limit, where)]
     if p.when and (out.get("word") or out.get("stem")):
-        out["time"] = [(r, -s) for r, s in index.fts("fts_stem", fts_or(_TIME_TERMS), limit * 4, where)]
+        out["time"] = [(r, -s) for r, s in index.fts("fts_stem", planner.fts_or(_TIME_TERMS), limit * 4, where)]
     found = bool(out.get("word") or out.get("stem"))
     for name, needles in (("sym", p.sym), ("like", [] if found else p.like)):
         if needles:
@@ -413,7 +223,7 @@ def fuse(signals: dict[str, list[tuple[int, float]]], weights: dict[str, float] 
     return {rid: s for rid, s in total.items() if s > 0}
 
 
-def apply_coverage(index: SearchIndex, p: Plan, fused: dict[int, float]) -> dict[int, float]:
+def apply_coverage(index: SearchIndex, p: planner.Plan, fused: dict[int, float]) -> dict[int, float]:
     """Multiply the best `COVERAGE_DEPTH` candidates by (matched query terms / query terms) ** exp.
 
     Candidates below the depth are scaled by the smallest factor seen so they stay below."""
@@ -449,7 +259,7 @@ def text_scores(index: SearchIndex, query: str, pool: int, where: RowFilter | No
     gives {}."""
     if pool <= 0:
         return {}
-    p = plan(query)
+    p = planner.plan(query)
     p.entities = list(entities)
     if p.is_empty():
         return {}

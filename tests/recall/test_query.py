@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from memory_mcp.index.db import Index
 from memory_mcp.index.schema import HIDDEN, FileStat, RowFilter
-from memory_mcp.recall import query
+from memory_mcp.recall import planner, query
 from memory_mcp.truth.lifecycle import WITHHOLD_AT
 from memory_mcp.truth.model import Memory, State, compose_body
 
@@ -100,11 +100,11 @@ def test_scores_are_positive_and_pool_is_respected(index: tuple[Index, dict[int,
 
 
 def test_stop_word_only_query_still_searches(index: tuple[Index, dict[int, str]]) -> None:
-    assert query.plan("what is it").words == ["what", "is", "it"]
+    assert planner.plan("what is it").words == ["what", "is", "it"]
 
 
 def test_plan_routes_tokens_to_signals() -> None:
-    p = query.plan('Why does getUserById fail with E4012 in "config/flags.yaml" on C# and .NET?')
+    p = planner.plan('Why does getUserById fail with E4012 in "config/flags.yaml" on C# and .NET?')
     assert "getuserbyid" in p.words and "why" not in p.words
     assert {"get", "user", "getuserbyid", "e4012", "flag", "yaml"} <= set(p.stems)
     assert {"getuserbyid", "e4012", "config/flags.yaml"} <= set(p.tri)
@@ -112,13 +112,13 @@ def test_plan_routes_tokens_to_signals() -> None:
 
 
 def test_helpers_for_the_store() -> None:
-    assert query.tokens("What did we decide about the Deployments?") == ["decide", "deployments"]
+    assert planner.tokens("What did we decide about the Deployments?") == ["decide", "deployments"]
     # Identifier parts that are stop words ("by") are dropped; the whole identifier stays.
-    assert query.stems("Deploying getUserById") == ["deploy", "get", "user", "id", "getuserbyid"]
+    assert planner.stems("Deploying getUserById") == ["deploy", "get", "user", "id", "getuserbyid"]
 
 
 def test_fts_or_quotes_everything() -> None:
-    assert query.fts_or(['a"b', "NEAR", "x*"]) == '"a""b" OR "NEAR" OR "x*"'
+    assert planner.fts_or(['a"b', "NEAR", "x*"]) == '"a""b" OR "NEAR" OR "x*"'
 
 
 # ---- any string is a valid query --------------------------------------------------------------
@@ -146,8 +146,8 @@ def test_any_text_is_safe(index: tuple[Index, dict[int, str]], q: str) -> None:
 def test_ten_kilobytes_of_text_is_safe_and_bounded(index: tuple[Index, dict[int, str]]) -> None:
     idx, _ = index
     big = ("deploy the C# getUserById \"NEAR( AND* -x ^y (unbalanced [ 보안을 базы 🙂 " * 200)[:10240]
-    p = query.plan(big)
-    assert len(p.words) <= query.MAX_TERMS and len(p.tri) <= query.MAX_TRI and len(p.like) <= query.MAX_LIKE
+    p = planner.plan(big)
+    assert len(p.words) <= planner.MAX_TERMS and len(p.tri) <= planner.MAX_TRI and len(p.like) <= planner.MAX_LIKE
     assert top(index, big)  # still finds something
 
 
@@ -169,8 +169,8 @@ def test_when_questions_prefer_memories_that_say_when(tmp_path: Path) -> None:
             ]):
                 idx.upsert(f"{i}.md", Memory(id=f"P{i:016X}", body=compose_body(text, None)), [], FileStat(0, 0, ""))
         rowid = {p: r for r, p in idx.conn.execute("SELECT rowid, path FROM memories")}
-        assert query.plan("When did we do the Postgres migration?").when
-        assert not query.plan("Why did we do the Postgres migration?").when
+        assert planner.plan("When did we do the Postgres migration?").when
+        assert not planner.plan("Why did we do the Postgres migration?").when
         when = query.text_scores(idx, "When did we do the Postgres migration?", 5)
         assert max(when, key=when.get) == rowid["1.md"]
         # Without "when", the memory that says it more often still leads: the time signal is not run.
@@ -204,9 +204,9 @@ def _deploy_notes(idx: Index, n: int) -> Index:
 
 def test_fts_within_scores_only_those_rows_and_with_the_whole_query_bm25(blank: Index) -> None:
     idx = _deploy_notes(blank, 60)
-    full = dict(idx.fts("fts_word", query.fts_or(["deploying", "service7"]), 100))
+    full = dict(idx.fts("fts_word", planner.fts_or(["deploying", "service7"]), 100))
     some = list(full)[::4] + [10_000]  # a rowid no memory has is no match
-    within = idx.fts("fts_word", query.fts_or(["deploying", "service7"]), 100, within=some)
+    within = idx.fts("fts_word", planner.fts_or(["deploying", "service7"]), 100, within=some)
     assert {r for r, _ in within} == set(some) - {10_000}
     assert all(s == full[r] for r, s in within)  # same statistics: bm25 as over all matches
     assert [s for _, s in within] == sorted(s for _, s in within)
@@ -214,18 +214,18 @@ def test_fts_within_scores_only_those_rows_and_with_the_whole_query_bm25(blank: 
 
 def test_the_word_signal_scores_the_stem_signals_candidates_only(blank: Index) -> None:
     idx = _deploy_notes(blank, 60)
-    signals = query.run_signals(idx, query.plan("deploying"), 10)
+    signals = query.run_signals(idx, planner.plan("deploying"), 10)
     stem_rows = {r for r, _ in signals["stem"]}
     assert len(stem_rows) == 10
     # 20 memories say `deploying`; only those among the stem signal's ten get the word bonus.
     assert signals["word"] and {r for r, _ in signals["word"]} <= stem_rows
-    full = dict(idx.fts("fts_word", query.fts_or(["deploying"]), 100))
+    full = dict(idx.fts("fts_word", planner.fts_or(["deploying"]), 100))
     assert all(s == -full[r] for r, s in signals["word"])
 
 
 def test_the_word_signal_searches_everything_when_no_stem_matched(index: tuple[Index, dict[int, str]]) -> None:
     idx, names = index
-    p = query.plan("getuserbyid")
+    p = planner.plan("getuserbyid")
     p.stems = ["nosuchstem"]  # a stem no memory holds: the word signal must not be cut to nothing
     signals = query.run_signals(idx, p, 10)
     assert signals["stem"] == [] and {names[r] for r, _ in signals["word"]} == {"ident"}
@@ -272,7 +272,7 @@ def test_the_usual_recall_search_matches_the_sql_filter_when_the_best_matches_ar
         for i in range(30, 70):
             _put(idx, i, f"New {i}\n\nrelease notes " + "words " * i)
     for limit in (5, 20, 40, 60):
-        match = query.fts_or(["release"])
+        match = planner.fts_or(["release"])
         got = idx.fts("fts_word", match, limit, USUAL)
         assert got == _sql_filtered(idx, "fts_word", match, limit)
         assert len(got) == min(limit, 40)
@@ -285,7 +285,7 @@ def test_coverage_counts_whole_terms_not_parts_of_longer_ones(blank: Index) -> N
     (rid,) = [r for (r,) in idx.conn.execute("SELECT rowid FROM memories")]
     stems = idx.stem_texts([rid])[rid].split()
     assert "gamma" in stems and "zeta" not in stems
-    p = query.Plan(stems=["zeta", "gamma", "omega", "alpha"])
+    p = planner.Plan(stems=["zeta", "gamma", "omega", "alpha"])
     # `zeta` is only the start of `zetaxx`: three of the four terms are held.
     assert query.apply_coverage(idx, p, {rid: 1.0})[rid] == pytest.approx((3 / 4) ** query.COVERAGE_EXP)
 
@@ -319,7 +319,7 @@ def test_best_of_gives_the_list_ranking_every_match_gives(tmp_path: Path) -> Non
             terms = list(dict.fromkeys(rng.choices(vocab, weights, k=rng.randint(2, 7))))
             limit = rng.choice([5, 20, 50])
             for where in (None, USUAL, typed):
-                want = idx.fts("fts_stem", query.fts_or(terms), limit, where)
+                want = idx.fts("fts_stem", planner.fts_or(terms), limit, where)
                 assert query.best_of(idx, "fts_stem", terms, limit, where) == want, (terms, limit, where)
         assert idx.narrowed > 100  # the bound held often enough for the narrowed path to be tested
     finally:

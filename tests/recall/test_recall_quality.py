@@ -13,7 +13,7 @@ from conftest import EXE, fm_file, new_id
 
 from memory_mcp.index.db import Index
 from memory_mcp.index.schema import FileStat
-from memory_mcp.recall import query
+from memory_mcp.recall import planner, query
 from memory_mcp.truth.model import Memory, compose_body
 
 # Each memory says a thing one way; the query below says it with another form of the same root.
@@ -73,9 +73,9 @@ def test_a_word_of_the_same_root_finds_the_memory(index: tuple[Index, dict[int, 
 def test_prefix_lookup_only_for_words_no_memory_holds(index: tuple[Index, dict[int, str]]) -> None:
     idx, names = index
     # `lunch` is held as a stem: no prefix signal runs, so `lunchbox`-like noise cannot enter.
-    signals = query.run_signals(idx, query.plan("lunch"), 10)
+    signals = query.run_signals(idx, planner.plan("lunch"), 10)
     assert "pre" not in signals and "root" not in signals
-    signals = query.run_signals(idx, query.plan("logging"), 10)
+    signals = query.run_signals(idx, planner.plan("logging"), 10)
     assert {names[r] for r, _ in signals["pre"]} == {"en_logger"}
 
 
