@@ -26,7 +26,7 @@ ALLOWED: dict[str, set[str]] = {
 # `app.glance` is the hooks' lock-free read of an index that is current (see memory_mcp/app/glance.py);
 # `truth.roots` finds the stores without opening one.
 FACADE = {"app.store", "app.scopes", "app.glance", "truth.results", "truth.errors", "truth.options", "truth.model",
-          "truth.layout", "truth.budget", "truth.globs", "truth.roots"}
+          "truth.layout", "truth.budget", "truth.globs", "truth.roots", "truth.words"}
 TOP_LEVEL = {"__init__", "cli", "plugin"}
 # Third-party packages only the adapters may import: nothing below them knows it is served over MCP.
 ADAPTER_ONLY = {"mcp", "starlette", "uvicorn", "pydantic", "anyio"}

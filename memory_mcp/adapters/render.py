@@ -8,7 +8,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import ParamSpec
 
-from memory_mcp.truth import budget
+from memory_mcp.truth import budget, words
 from memory_mcp.truth.results import (
     Coverage,
     ForgetResult,
@@ -97,7 +97,7 @@ def recall(r: RecallResult) -> str:
             lines.append("(more results were cut by max_tokens)")
         lines.append(coverage(r.coverage))
     if r.pending_conflicts:
-        lines.append(f"{r.pending_conflicts} pending conflict(s): see memory_status")
+        lines.append(f"{r.pending_conflicts} pending conflict(s): see {words.op('status')}")
     if r.unknown_entities:
         lines.append("entities not in dictionary.md: " + ", ".join(r.unknown_entities))
     return "\n".join(lines)
@@ -169,7 +169,7 @@ def status(r: StatusResult) -> str:
         ("due for review", [f"[{x.id}] {x.title} ({x.detail})" for x in r.review_due]),
         ("distillation candidates", [f"[{x.id}] {x.title}" for x in r.distill_candidates]),
         ("withheld (misleading)", [f"[{x.id}] {x.title} ({x.detail})" for x in r.withheld]),
-        ("credentials in files (remove them; recall and memory_read show them masked)",
+        (f"credentials in files (remove them; recall and {words.op('read')} show them masked)",
          [f"{f.path}: {f.kind} ({_committed(f.committed)})" for f in r.secrets]),
         ("dictionary.md lines not read (indented; remove the indent to make them entries)", r.dictionary_skipped),
     ]
@@ -230,7 +230,7 @@ def digest(hits: list[Hit], max_tokens: int = DIGEST_TOKENS) -> str:
         line = f"- **{h.title}** ({h.type}{where}) [{h.id}]: {h.excerpt}"
         cost = budget.estimate_tokens(line)
         if n and spent + cost > max_tokens:
-            lines.append(f"- ({len(hits) - n} more; memory_recall finds them)")
+            lines.append(f"- ({len(hits) - n} more; {words.op('recall')} finds them)")
             break
         spent += cost
         lines.append(line)

@@ -12,7 +12,7 @@ from ulid import ULID
 from memory_mcp.app.session import Session
 from memory_mcp.index.db import Index
 from memory_mcp.index.schema import FileStat
-from memory_mcp.truth import edits, files
+from memory_mcp.truth import edits, files, words
 from memory_mcp.truth.errors import Containment, InvalidArgument, NotFound, ParseError, SecretDetected
 from memory_mcp.truth.layout import month_folder
 from memory_mcp.truth.model import Memory, check_id, now_iso, slugify
@@ -35,7 +35,7 @@ def load(session: Session, index: Index, mem_id: str, for_write: bool = True) ->
     check_id(mem_id)
     row = index.get(mem_id)
     if row is None:
-        raise NotFound(f"no memory with id {mem_id}; use memory_recall to find the right id.")
+        raise NotFound(f"no memory with id {mem_id}; use {words.op('recall')} to find the right id.")
     text = files.decode((session.root / row.path).read_bytes())
     mem = files.parse(text, row.path)
     if not for_write and any(p == row.path for p, _ in index.secret_flags()):

@@ -93,7 +93,7 @@ def _check(session: Session, item: Incoming, keep_trust: bool) -> None:
         raise InvalidArgument("its content hash does not match: the record was changed after export")
     if not keep_trust:
         mem.trust = Trust.IMPORTED
-    check_text(mem.body, None, mem.source)
+    check_text(mem.body, None, mem.source, item.line)
     mem.entities = session.dictionary.normalise_all(check_entities(mem.entities))[0]
     # The other free-text fields an export carries reach the file too.
     check_short(deprecated_reason=mem.deprecated_reason)

@@ -12,7 +12,7 @@ from memory_mcp.app.upkeep import pending_count
 from memory_mcp.index.db import Index
 from memory_mcp.recall import overview, search
 from memory_mcp.recall.ranking import DIGEST_LIMIT
-from memory_mcp.truth import files, lifecycle
+from memory_mcp.truth import files, lifecycle, words
 from memory_mcp.truth.errors import InvalidArgument, NotFound
 from memory_mcp.truth.model import check_id, now_iso
 from memory_mcp.truth.options import Recall
@@ -72,7 +72,7 @@ def read(session: Session, id: str | None = None, path: str | None = None) -> Re
         if id:
             row = index.get(check_id(id))
             if row is None:
-                raise NotFound(f"no memory with id {id}; use memory_recall to find the right id.")
+                raise NotFound(f"no memory with id {id}; use {words.op('recall')} to find the right id.")
         else:
             rel = resolve_path(session.root, path or "")
             row = index.get_by_path(rel)
@@ -87,7 +87,7 @@ def read(session: Session, id: str | None = None, path: str | None = None) -> Re
         history = [HistoryEntry(c.commit, c.date, c.message) for c in session.history.log(row.path)]
         warnings = []
         if mem.provisional:
-            warnings.append("this file has no id of its own; memory_update gives it a permanent one")
+            warnings.append(f"this file has no id of its own; {words.op('update')} gives it a permanent one")
         return ReadResult(id=mem.id, path=row.path, title=mem.title, state=mem.state.value,
                           frontmatter=files.frontmatter(mem), body=mem.body,
                           chain=Chain(supersedes=down, superseded_by=up), history=history,

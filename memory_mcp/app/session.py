@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, NoReturn
 from memory_mcp.app.lock import LOCK_TIMEOUT_SECONDS, StoreLock
 from memory_mcp.index.db import Index
 from memory_mcp.index.reconcile import reconcile
-from memory_mcp.truth import files
+from memory_mcp.truth import files, words
 from memory_mcp.truth.dictionary import DICTIONARY, Dictionary
 from memory_mcp.truth.errors import Busy, IndexRebuilt, InvalidStore, RepoBusy, Unwritable
 from memory_mcp.truth.layout import (
@@ -47,6 +47,7 @@ log = logging.getLogger("memory_mcp")
 def init_store(root: Path) -> Path:
     """Create a store at `root` from the template, git-init it and commit. Refuses to overwrite."""
     root = root.expanduser().resolve()
+    check_folder(root)
     root.parent.mkdir(parents=True, exist_ok=True)
     # Two servers started at once on a missing store must not both create it. The store's own lock
     # lives in .git/, which does not exist yet; this one is in the temp folder, keyed by the path, so
@@ -68,6 +69,18 @@ def init_store(root: Path) -> Path:
     return root
 
 
+def check_folder(root: Path) -> None:
+    """Refuse a store path that is, or lies under, something other than a folder (a regular file
+    named by --store or $MEMORY_MCP_ROOT), before a listing or mkdir fails on it with a traceback."""
+    for part in (root, *root.parents):
+        if part.is_dir():
+            return
+        if part.exists() or part.is_symlink():
+            what = "is" if part == root else f"is inside {part}, which is"
+            raise InvalidStore(f"{root} {what} a file, not a folder; a memory store is a folder: name a "
+                               "new or existing store folder.")
+
+
 def open_root(root: Path | None, create: bool) -> Path:
     """The resolved root of a store (default: $MEMORY_MCP_ROOT or ~/.memory-mcp/default).
 
@@ -76,6 +89,7 @@ def open_root(root: Path | None, create: bool) -> Path:
     root = (root or default_root()).expanduser().resolve()
     if is_store(root):
         return root
+    check_folder(root)
     if create and (not root.exists() or not any(root.iterdir())):
         return init_store(root)
     if create and (root / ".git").exists() and not (root / MEMORIES).exists():
@@ -324,7 +338,7 @@ class Session:
         if report.aborted:
             note = f"deletions not swept: {report.aborted}"
         elif unindexed:
-            note = f"{unindexed} file(s) could not be indexed; memory_status lists them with reasons"
+            note = f"{unindexed} file(s) could not be indexed; {words.op('status')} lists them with reasons"
         if self._notice:
             note, self._notice = "; ".join(filter(None, [self._notice, note])), ""
         return Coverage(indexed=index.count(), unindexed=unindexed, changed=report.changed,

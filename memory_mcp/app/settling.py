@@ -11,7 +11,7 @@ from memory_mcp.app.reads import superseded_by
 from memory_mcp.app.session import Session
 from memory_mcp.app.upkeep import pending
 from memory_mcp.index.db import Index
-from memory_mcp.truth import lifecycle
+from memory_mcp.truth import lifecycle, words
 from memory_mcp.truth.errors import InvalidArgument, InvalidSupersede
 from memory_mcp.truth.model import BulkDecision, Decision, Memory, check_id, now_iso
 from memory_mcp.truth.options import Conflicts, Resolve
@@ -29,6 +29,14 @@ def resolve(session: Session, opts: Resolve) -> ResolveResult:
                 raise InvalidSupersede(f"memory {id} cannot supersede itself.")
             raise InvalidArgument("id and other_id are the same memory; a pair needs two.")
         a, b = load(session, index, id), load(session, index, other_id)
+        if opts.decision == Decision.KEEP_BOTH and not _paired(a.mem, b.mem):
+            if other_id in a.mem.distinct_from:
+                return ResolveResult(id=id, other_id=other_id, decision=opts.decision,
+                                     message=f"{id} and {other_id} are already kept as distinct memories; "
+                                             "nothing changed")
+            raise InvalidArgument(f"{id} and {other_id} are not a conflict pair (neither names the other in "
+                                  f"conflicts_with), so there is nothing to keep apart; {words.op('status')} "
+                                  "lists the open pairs.")
         _settle(a.mem, b.mem, Decision(opts.decision), lambda i: superseded_by(index, i))
         write(session, index, [a, b])
         session.history.commit_paths([a.rel, b.rel], f"resolve: {opts.decision} {a.mem.title} / {b.mem.title}",
@@ -51,6 +59,11 @@ def _settle(winner: Memory, other: Memory, decision: Decision, chain: Callable[[
     for x, y in ((winner, other), (other, winner)):
         if y.id not in x.distinct_from:
             x.distinct_from.append(y.id)
+
+
+def _paired(a: Memory, b: Memory) -> bool:
+    """Whether two memories are an open conflict pair (either one names the other)."""
+    return b.id in a.conflicts_with or a.id in b.conflicts_with
 
 
 def _unlink(a: Memory, b: Memory) -> None:

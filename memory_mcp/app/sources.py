@@ -49,6 +49,7 @@ class Incoming:
     keep_id: bool = False
     path: str | None = None  # an export's path for it, reused when free
     sha256: str | None = None  # an export's content hash, checked on the way in
+    line: int | None = None  # the source's line that holds all its text (paste): refusals name it
 
 
 @dataclass
@@ -157,7 +158,8 @@ def read_paste(text: str, source: str) -> Batch:
     for n, line in enumerate(text.replace("\r\n", "\n").split("\n"), 1):
         content = BULLET.sub("", line).strip()
         if content:
-            batch.items.append(Incoming(f"line {n}", new_memory(content, None, source=f"paste: {_tail(source)} line {n}")))
+            batch.items.append(Incoming(f"line {n}", new_memory(content, None, source=f"paste: {_tail(source)} line {n}"),
+                                        line=n))
     return batch
 
 

@@ -20,14 +20,13 @@ from memory_mcp.app import access, embedding, importing, reads, settling, upkeep
 from memory_mcp.app.lock import LOCK_TIMEOUT_SECONDS
 from memory_mcp.app.session import Session, init_store, open_root
 from memory_mcp.app.sources import decode_source
-from memory_mcp.app.transfer import ImportReport, export_json
+from memory_mcp.app.transfer import ImportReport, export_json, export_target, write_export
 from memory_mcp.index.db import Index
 from memory_mcp.index.watch import QUIET_MS
 from memory_mcp.index.watch import enabled as watch_enabled
 from memory_mcp.recall import vectors
 from memory_mcp.recall.ranking import DIGEST_LIMIT
 from memory_mcp.truth.dictionary import Dictionary
-from memory_mcp.truth.files import atomic_write
 from memory_mcp.truth.options import (
     Conflicts,
     Feedback,
@@ -197,9 +196,10 @@ class Store:
     def export(self, path: Path | None = None) -> dict[str, Any]:
         """Every indexed memory as one portable JSON document; unindexed files listed with reasons.
         With `path`, the document is also written there (atomically, as JSON)."""
+        target = export_target(path) if path is not None else None  # refused before the work
         doc = reads.export(self.session)
-        if path is not None:
-            atomic_write(path, export_json(doc))
+        if target is not None:
+            write_export(target, export_json(doc))
         return doc
 
     @staticmethod

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import stat
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -31,8 +32,8 @@ from memory_mcp.app.sources import (
     stamp,
 )
 from memory_mcp.index.schema import Row
-from memory_mcp.truth import files
-from memory_mcp.truth.errors import InvalidArgument, ParseError
+from memory_mcp.truth import files, words
+from memory_mcp.truth.errors import InvalidArgument, ParseError, Unwritable
 from memory_mcp.truth.model import Memory, content_key, parse_iso
 from memory_mcp.vcs.history import History
 
@@ -83,7 +84,7 @@ class ImportReport:
         if self.commit:
             lines.append(f"committed as {self.commit[:12]}")
             if self.conflicts:
-                lines.append(f"settle the pairs one by one with memory_resolve, or all at once: "
+                lines.append(f"settle the pairs one by one with {words.op('resolve')}, or all at once: "
                              f"`memory-mcp conflicts --commit {self.commit[:12]} --resolve keep_both` "
                              "(a dry run; add --yes to apply)")
         return "\n".join(lines)
@@ -136,6 +137,34 @@ def _readable(batch: Batch) -> Batch:
 def export_json(doc: dict[str, Any]) -> str:
     """The export document as the text of its file: readable unicode, one level of indent."""
     return json.dumps(doc, ensure_ascii=False, indent=1) + "\n"
+
+
+def export_target(path: Path) -> Path:
+    """The file an export to `path` replaces: `path`, or the file a symlink there points at (the file
+    the person means: renaming over the link would leave its target stale). Only a new name or a
+    regular file is written; a rename onto a folder, a device or a pipe would replace it (as root,
+    /dev/full became a JSON file)."""
+    target = path.expanduser().resolve()
+    try:
+        mode = target.stat().st_mode
+    except FileNotFoundError:
+        return target
+    except OSError as e:
+        raise Unwritable(f"cannot write the export to {path}: {e.strerror}.") from None
+    if stat.S_ISREG(mode):
+        return target
+    kind = "a folder" if stat.S_ISDIR(mode) else "not a regular file (a device, a pipe or a socket)"
+    raise InvalidArgument(f"{path} is {kind}; an export writes a new file or replaces a regular one. "
+                          "Name a file (such as memories.json).")
+
+
+def write_export(target: Path, text: str) -> None:
+    """Write the export's text to `target` (from `export_target`) atomically."""
+    try:
+        files.atomic_write(target, text)
+    except OSError as e:
+        raise Unwritable(f"cannot write the export to {target}: {e.strerror}; name a file in a folder "
+                         "you can write.") from None
 
 
 def export_document(memories: list[tuple[str, Memory]], exported_at: str,

@@ -11,6 +11,7 @@ from ulid import ULID
 from memory_mcp.app.session import Session
 from memory_mcp.index.db import Index
 from memory_mcp.recall import conflicts, overview, vectors
+from memory_mcp.truth import words
 from memory_mcp.truth.layout import MEMORIES, month_folder
 from memory_mcp.truth.options import Progress
 from memory_mcp.truth.results import (
@@ -59,7 +60,7 @@ def status(session: Session) -> StatusResult:
         withheld = [Listed(r.id, r.path, r.title, f"feedback {r.feedback}")
                     for r in overview.withheld(conn, LIST_LIMIT)]
         provisional = [Listed(r.id, r.path, r.title, "no id in the file: add `id: <ULID>` to its frontmatter, "
-                              "or call memory_update on it to get one") for r in overview.provisional(conn, LIST_LIMIT)]
+                              f"or call {words.op('update')} on it to get one") for r in overview.provisional(conn, LIST_LIMIT)]
         return StatusResult(
             store=str(session.root), counts=counts, coverage=session.coverage(index),
             unindexed=[UnindexedFile(p, e) for p, e in index.errors()], provisional=provisional,
@@ -155,11 +156,11 @@ def _plan(session: Session, index: Index) -> tuple[list[Move], list[Listed]]:
         name = row.path.split("/", 1)[1]
         if row.provisional:
             skipped.append(Listed(row.id, row.path, row.title, "no id of its own (its id comes from its path): "
-                                  "give it one with memory_update first"))
+                                  f"give it one with {words.op('update')} first"))
             continue
         if row.path in flagged:
             skipped.append(Listed(row.id, row.path, row.title, "holds what looks like a credential, which git must "
-                                  "not get: see memory_status"))
+                                  f"not get: see {words.op('status')}"))
             continue
         created = row.created or ULID.from_str(row.id).datetime.isoformat()
         folder = month_folder(session.root, created, planned)

@@ -13,7 +13,7 @@ from memory_mcp.app.reads import superseded_by
 from memory_mcp.app.session import Session
 from memory_mcp.index.db import Index
 from memory_mcp.recall import conflicts, ranking
-from memory_mcp.truth import lifecycle
+from memory_mcp.truth import lifecycle, words
 from memory_mcp.truth.errors import ConfirmRequired, InvalidArgument
 from memory_mcp.truth.model import (
     ForgetMode,
@@ -67,7 +67,7 @@ def remember(session: Session, opts: Remember) -> RememberResult:
                                      [mem.id, *(loser.mem.id for loser in losers)])
         warnings = []
         if found:
-            warnings.append("possible conflicts: decide each with memory_resolve (supersede or keep_both), "
+            warnings.append(f"possible conflicts: decide each with {words.op('resolve')} (supersede or keep_both), "
                             "asking the user when unsure")
         return RememberResult(
             id=mem.id, path=new.rel, title=mem.title, state=mem.state.value, duplicate=False,
@@ -140,7 +140,7 @@ def _purge(session: Session, index: Index, loaded: Loaded, opts: Forget) -> Forg
     lifecycle.check_purge(mem)
     if not opts.confirm:
         raise ConfirmRequired(
-            f"purge deletes {loaded.rel} (git keeps it). Ask the user, then call again with confirm=true.")
+            f"purge deletes {loaded.rel} (git keeps it). {words.confirm_again()}")
     session.history.check_idle()
     (session.root / loaded.rel).unlink()
     index.remove_path(loaded.rel)

@@ -87,7 +87,8 @@ class IndexRebuilt(StoreError):
 
 
 class Unwritable(StoreError):
-    """The disk is full, or the store (or its .git) is read-only or not ours to write."""
+    """The disk is full, or the store (or its .git), or the file a command writes (an export), is
+    read-only or not ours to write."""
 
     code = "store_unwritable"
 

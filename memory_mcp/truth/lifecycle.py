@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from memory_mcp.truth import words
 from memory_mcp.truth.errors import InvalidSupersede, InvalidTransition, ReasonRequired
 from memory_mcp.truth.model import Memory, State
 
@@ -39,7 +40,7 @@ def transition(mem: Memory, to: State, reason: str, now: str) -> list[str]:
         mem.deprecated_reason = None
         if mem.superseded_by:
             notes.append(f"{mem.id} was superseded by {mem.superseded_by}; both are now active, "
-                         "resolve them with memory_resolve if they disagree.")
+                         f"resolve them with {words.op('resolve')} if they disagree.")
             mem.superseded_by = None
     mem.state = to
     mem.updated = now

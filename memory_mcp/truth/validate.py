@@ -26,15 +26,17 @@ from memory_mcp.truth.secrets import Finding, scan
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
 
 
-def check_text(content: str | None, title: str | None, source: str | None) -> None:
-    """A memory's content, title and source: within their limits, no control character, no credential."""
+def check_text(content: str | None, title: str | None, source: str | None, line: int | None = None) -> None:
+    """A memory's content, title and source: within their limits, no control character, no credential.
+    `line`: the line of a source file that holds the whole content (a paste), which a refusal names
+    instead of the line of the content (its derived heading is line 1 of a body the person never saw)."""
     if content is not None and len(content) > CONTENT_MAX:
         raise TooLarge(f"content is {len(content):,} characters; the limit is {CONTENT_MAX:,}. "
                        "Split it into several memories or keep a summary and a pointer.")
     if title is not None and len(title) > TITLE_MAX:
         raise TooLarge(f"title is {len(title)} characters; the limit is {TITLE_MAX}.")
     check_short(source=source)
-    check_inputs(content=content, title=title)
+    check_inputs(line, content=content, title=title)
 
 
 def check_entities(entities: list[str]) -> list[str]:
@@ -67,9 +69,9 @@ def check_short(**fields: str | None) -> None:
     check_inputs(**fields)
 
 
-def check_inputs(**fields: str | list[str] | None) -> None:
+def check_inputs(line: int | None = None, /, **fields: str | list[str] | None) -> None:
     """Refuse text bound for a file or a commit message that holds a credential or control characters
-    (a NUL would make the file look binary and break `git commit`)."""
+    (a NUL would make the file look binary and break `git commit`). `line`: see check_text."""
     for what, value in fields.items():
         for text in value if isinstance(value, list) else [value]:
             if text and _CONTROL.search(text):
@@ -77,13 +79,14 @@ def check_inputs(**fields: str | list[str] | None) -> None:
             found = scan(text) if text else []
             if found:
                 raise SecretDetected(
-                    f"{what} contains what looks like a credential ({kinds(found)}). Memories are committed to git: "
+                    f"{what} contains what looks like a credential ({kinds(found, line)}). Memories are committed to git: "
                     "remove the value and say where it is kept instead (e.g. 'in the team vault'), then call again.")
 
 
-def kinds(found: list[Finding]) -> str:
-    """The kinds and lines of credentials found, for an error message (never the values)."""
-    return "; ".join(f"{f.kind} on line {f.line}" for f in found)
+def kinds(found: list[Finding], line: int | None = None) -> str:
+    """The kinds and lines of credentials found, for an error message (never the values); every one
+    on `line` when the text is all one line of a source."""
+    return "; ".join(dict.fromkeys(f"{f.kind} on line {line or f.line}" for f in found))
 
 
 def _field_value(spec: FieldSpec, value: object) -> object:

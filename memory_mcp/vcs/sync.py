@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 
 from ulid import ULID
 
-from memory_mcp.truth import files
+from memory_mcp.truth import files, words
 from memory_mcp.truth.dictionary import DICTIONARY
 from memory_mcp.truth.errors import SyncFailed
 from memory_mcp.truth.model import Memory, now_iso
@@ -82,11 +82,11 @@ class SyncResult:
             lines.append("dictionary.md changed on both sides: both sides' lines were kept")
         for mine, theirs in self.rival_superseders:
             lines.append(f"conflict: {mine} (this machine) and {theirs} (the remote) each superseded the same memory; "
-                         "the pair is open: settle it with memory_resolve (supersede or keep_both)")
+                         f"the pair is open: settle it with {words.op('resolve')} (supersede or keep_both)")
         for c in self.conflicts:
             lines.append(f"conflict: {c.id} was changed on both sides; the remote version stays at {c.path}, "
                          f"this machine's version is now {c.copy_id} ({c.copy_path}). Settle the pair with "
-                         "memory_resolve (supersede or keep_both); memory-mcp status lists it")
+                         f"{words.op('resolve')} (supersede or keep_both); {words.op('status')} lists it")
         return "\n".join(lines)
 
 

@@ -319,10 +319,13 @@ def test_hook_command_line_read_without_argparse_keeps_its_forms_and_never_fails
                               capture_output=True, text=True, env=env, timeout=60)
         assert "Stripe webhook retries" in done.stdout, done.stderr
     log = Path(env["CLAUDE_PLUGIN_DATA"]) / "state" / "hooks.log"
-    for args in (["UserPromptSubmit", "--store"], []):
-        done = subprocess.run([str(EXE), "hook", *args], input=json.dumps(payload), capture_output=True,
-                              text=True, env=env, timeout=60)
-        assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+    done = subprocess.run([str(EXE), "hook", "UserPromptSubmit", "--store"], input=json.dumps(payload),
+                          capture_output=True, text=True, env=env, timeout=60)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+    # No event at all is a settings typo: said on stderr, exit 1 (never 2, which blocks the session).
+    done = subprocess.run([str(EXE), "hook"], input=json.dumps(payload), capture_output=True, text=True,
+                          env=env, timeout=60)
+    assert (done.returncode, done.stdout) == (1, "") and "unknown hook event ''" in done.stderr
     assert "--store needs a path" in log.read_text() and "unknown hook event ''" in log.read_text()
 
 

@@ -134,6 +134,10 @@ def _store_with_history(root: Path) -> Store:
     new = store.remember("The web workspace uses pnpm, never npm.", entities=["web"], type="decision",
                          trust="user-stated", supersedes=[old.id])
     other = store.remember("The web workspace is deployed by Vercel.", entities=["web"])
+    # A pair as the conflict gate leaves one (these two are not close enough for it), then settled.
+    raised = store.root / store.read(id=other.id).path
+    raised.write_text(raised.read_text().replace("---\n#", f"conflicts_with: [{new.id}]\n---\n#", 1))
+    store.refresh()
     store.resolve(new.id, other.id, "keep_both")
     store.feedback(other.id, helpful=False)
     gone = store.remember("Builds used to run on Jenkins.", type="episode")

@@ -116,8 +116,8 @@ async def test_person_staged_unstaged_and_untracked_work_stays_exactly_as_it_was
     b = await s.call("memory_remember", content="The godwit workers scale to eight.")
     await s.call("memory_update", id=a["id"], content="The godwit cache is LFU now.")
     await s.call("memory_feedback", id=a["id"], helpful=True)
-    await s.call("memory_resolve", id=a["id"], other_id=b["id"], decision="keep_both")
-    await s.call("memory_forget", id=b["id"], mode="archive")
+    await s.call("memory_resolve", id=a["id"], other_id=b["id"], decision="supersede")  # b is archived
+    await s.call("memory_forget", id=b["id"], mode="restore")
     hand = store / "memories" / "godwit-by-hand.md"
     hand.write_text(f"---\nid: {new_id()}\n---\n# Godwit by hand\n\nwritten in an editor\n")
     await s.call("memory_recall", query="godwit")

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING
 # (benchmarks/bench_hooks.py). The other commands import their modules, and argparse, when they run.
 from memory_mcp.adapters import render
 from memory_mcp.app import scopes
-from memory_mcp.truth import globs, roots
-from memory_mcp.truth.errors import StoreError
+from memory_mcp.truth import globs, roots, words
+from memory_mcp.truth.errors import InvalidArgument, StoreError
 from memory_mcp.truth.options import Recall
 
 if TYPE_CHECKING:
@@ -36,13 +36,16 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     command = args.command or "serve"
     configure_logging(args.log_level or os.environ.get("MEMORY_MCP_LOG_LEVEL") or "info")
-    if command == "hook":  # before anything that can fail: a hook never exits non-zero
+    if command == "hook":  # before anything that can fail: a hook exits non-zero only for an unknown event
         return _hook(args.event, args.store, args.user_store)
     try:
-        roots.check_named_store(args.store, command, getattr(args, "user_store", False))
-        if command in commands.COMMANDS:
-            return commands.COMMANDS[command](args, _scopes)
-        return _COMMANDS[command](args)
+        # A person reads what the commands print: messages name commands and flags, not tools. The
+        # server's reader is an agent.
+        with words.speaking("agent" if command == "serve" else "person"):
+            roots.check_named_store(args.store, command, getattr(args, "user_store", False))
+            if command in commands.COMMANDS:
+                return commands.COMMANDS[command](args, _scopes)
+            return _COMMANDS[command](args)
     except StoreError as e:
         print(f"memory-mcp: {e}", file=sys.stderr)
         return 2
@@ -139,6 +142,9 @@ def _status(args: argparse.Namespace) -> int:
 
 
 def _recall(args: argparse.Namespace) -> int:
+    if args.file is not None and not args.file.strip():
+        raise InvalidArgument("--file needs a file's path ('' names no file; without --file, recall searches "
+                              "by the query).")
     # A path typed at a shell is relative to the shell's folder, and is about the project that holds it.
     typed = (Path.cwd() / args.file).resolve() if args.file else None
     file = globs.project_relative(str(typed), roots.project_root(typed.parent)) if typed else ""

@@ -64,7 +64,7 @@ def parser() -> argparse.ArgumentParser:
                    help="compute the dense vectors memories lack (the semantic extra, $MEMORY_MCP_VECTORS)")
     d = sub.add_parser("digest", parents=[common], help="print the session digest")
     d.add_argument("--hook", action="store_true", help="print it as Claude Code SessionStart hook JSON")
-    d.add_argument("--max-tokens", type=int, default=render.DIGEST_TOKENS, help="token budget of the digest")
+    d.add_argument("--max-tokens", type=_positive, default=render.DIGEST_TOKENS, help="token budget of the digest")
     user_store_option(d)
     sub.add_parser("demo", parents=[common], help="a guided run on a new temporary store (--store is refused)")
     sub.add_parser("watch", parents=[common], help="keep the index warm while you edit (foreground; Ctrl-C stops)")
@@ -84,6 +84,17 @@ def parser() -> argparse.ArgumentParser:
     user_store_option(hooks_parser)
     _describe(sub)
     return p
+
+
+def _positive(text: str) -> int:
+    """A whole number of at least 1 (a budget of 0 or less would be taken as no budget at all)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
 
 
 class _Help(argparse.HelpFormatter):

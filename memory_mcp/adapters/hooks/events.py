@@ -75,9 +75,16 @@ class Options:
 
 # ------------------------------------------------------------------ entry point
 def main(event: str, options: Options | None = None, stdin: str | None = None) -> int:
-    """Run one hook: read its JSON, print its answer (or nothing). Always returns 0."""
+    """Run one hook: read its JSON, print its answer (or nothing). Returns 0, or 1 for an event it
+    does not know: a typo in a settings file must be seen (a line on stderr, which Claude Code shows),
+    yet must not block the session, as exit 2 would."""
     options = options or Options()
     name = _event_name(event)
+    if name not in EVENTS:
+        shown = f"unknown hook event {event!r}"
+        print(f"memory-mcp hook: {shown}; use one of {', '.join(EVENTS)}.", file=sys.stderr)
+        hookstate.log(f"{shown} (one of {', '.join(EVENTS)})")
+        return 1
     try:
         with _watchdog(WATCHDOG_SECONDS.get(name, 5)):
             payload = json.loads(sys.stdin.read() if stdin is None else stdin or "{}")
