@@ -22,6 +22,9 @@ PROJECT_FOLDER = ".memory"  # a project's own store, inside its repository, when
 CREATES_NAMED = frozenset({"init", "install"})
 # Commands that never open a named store (the demo makes its own temporary one).
 NO_NAMED_STORE = frozenset({"demo"})
+# Commands that only name a store and never open it: uninstall takes a registration away, and its
+# store may be gone already (its .gitignore line then goes too).
+NAMES_ONLY = frozenset({"uninstall"})
 
 
 def memory_home() -> Path:
@@ -91,7 +94,7 @@ def check_named_store(store: Path | None, command: str, user_option: str | bool 
     if command in NO_NAMED_STORE and store is not None:
         raise InvalidArgument(f"`{command}` runs on a new temporary store only, so it never writes into a real "
                               "one; run it without --store.")
-    if command in CREATES_NAMED | NO_NAMED_STORE:
+    if command in CREATES_NAMED | NO_NAMED_STORE | NAMES_ONLY:
         return
     for named, by in _named_stores(store, user_option):
         if not named.expanduser().exists():

@@ -214,5 +214,8 @@ def test_digest_stays_within_its_token_budget(tmp_path: Path) -> None:
                          text=True, timeout=60)
     assert full.stdout.count("- **") == 5 and "more;" not in full.stdout
     shown = cut.stdout.count("- **")
-    assert 1 <= shown < 5 and f"({5 - shown} more; memory_recall finds them)" in cut.stdout
+    assert 1 <= shown < 5 and f"({5 - shown} more; `memory-mcp recall` finds them)" in cut.stdout
+    hook = subprocess.run([str(EXE), "digest", "--hook", "--store", str(store), "--max-tokens", "40"],
+                          capture_output=True, text=True, timeout=60)
+    assert "more; memory_recall finds them)" in hook.stdout  # the agent reads the hook's digest
     assert len(cut.stdout) // 4 <= 60  # the budget, give or take the estimate and the "more" line

@@ -238,3 +238,96 @@ def test_user_scope_install_without_a_store_uses_the_default_store(repo: tuple[P
     assert r.returncode == 0, r.stderr
     config = json.loads((home / ".cursor" / "mcp.json").read_text())
     assert str(home / ".memory-mcp" / "default") in json.dumps(config)
+
+
+# ------------------------------------------------------------------ what a new user met (issue 32)
+@pytest.mark.parametrize("where", ["user", "local"])
+def test_install_claude_code_with_the_plugin_on_is_refused_and_writes_nothing(repo: tuple[Path, Path],
+                                                                             where: str) -> None:
+    """With the plugin on, `install --hook` silently added a second server and every hook twice."""
+    project, home = repo
+    settings = home / ".claude" / "settings.json" if where == "user" else project / ".claude" / "settings.local.json"
+    settings.parent.mkdir(parents=True)
+    settings.write_text(json.dumps({"enabledPlugins": {"memory-mcp@memory-mcp": True}}))
+    before = sorted(p.relative_to(project) for p in project.rglob("*") if ".git" not in p.parts)
+    done = run(project, home, "install", "claude-code", "--scope", "project", "--hook")
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "the memory-mcp plugin is on" in done.stderr and "claude plugin disable memory-mcp@memory-mcp" in done.stderr
+    assert str(settings) in done.stderr
+    assert sorted(p.relative_to(project) for p in project.rglob("*") if ".git" not in p.parts) == before
+    assert not (home / ".memory-mcp").exists()
+
+
+def test_install_claude_code_with_the_plugin_turned_off_installs(repo: tuple[Path, Path]) -> None:
+    project, home = repo
+    (home / ".claude").mkdir()
+    (home / ".claude" / "settings.json").write_text(json.dumps({"enabledPlugins": {"memory-mcp@memory-mcp": True}}))
+    (project / ".claude").mkdir()
+    (project / ".claude" / "settings.local.json").write_text(
+        json.dumps({"enabledPlugins": {"memory-mcp@memory-mcp": False}}))
+    done = run(project, home, "install", "claude-code", "--scope", "project")
+    assert done.returncode == 0, done.stderr
+    assert "memory" in json.loads((project / ".mcp.json").read_text())["mcpServers"]
+
+
+GEMINI_WITH_COMMENTS = """{
+  // Gemini CLI reads comments in its settings
+  "theme": "GitHub", /* the light one */
+  "mcpServers": {
+    "other": {"command": "x"} // my other server
+  }
+}
+"""
+
+
+def test_gemini_settings_with_comments_are_read_as_gemini_reads_them_and_kept(repo: tuple[Path, Path],
+                                                                            tmp_path: Path) -> None:
+    project, home = repo
+    path = home / ".gemini" / "settings.json"
+    path.parent.mkdir()
+    path.write_text(GEMINI_WITH_COMMENTS)
+    store = make_store(tmp_path / "store")
+    done = run(project, home, "install", "gemini", "--store", str(store))
+    assert done.returncode == 0, done.stderr
+    text = path.read_text()
+    for comment in ("// Gemini CLI reads comments", "/* the light one */", "// my other server"):
+        assert comment in text
+    from memory_mcp.adapters.install import jsonc
+
+    servers = json.loads(jsonc.blank_comments(text))["mcpServers"]
+    assert servers["other"] == {"command": "x"} and servers["memory"]["command"] == str(EXE)
+    again = run(project, home, "install", "gemini", "--store", str(store))
+    assert "already registered" in again.stdout and path.read_text() == text
+    assert run(project, home, "uninstall", "gemini").returncode == 0
+    assert path.read_text() == GEMINI_WITH_COMMENTS
+
+
+@pytest.mark.parametrize("client", sorted(CONFIGS))
+def test_uninstall_removes_the_config_file_install_created(repo: tuple[Path, Path], tmp_path: Path,
+                                                           client: str) -> None:
+    """Uninstall left a 1-byte config.toml and `{"mcpServers": {}}` files behind."""
+    project, home = repo
+    store = make_store(tmp_path / "store")
+    assert run(project, home, "install", client, "--store", str(store)).returncode == 0
+    assert (home / CONFIGS[client]).exists()
+    done = run(project, home, "uninstall", client)
+    assert done.returncode == 0, done.stderr
+    assert not (home / CONFIGS[client]).exists() and not (home / CONFIGS[client]).parent.exists()
+    assert "the file is gone" in done.stdout
+
+
+def test_uninstall_claude_code_removes_the_files_and_the_ignore_line_it_created(repo: tuple[Path, Path]) -> None:
+    project, home = repo
+    done = run(project, home, "install", "claude-code", "--scope", "project", "--store", ".memory", "--hook")
+    assert done.returncode == 0, done.stderr
+    assert (project / ".gitignore").read_text() == "/.memory/\n"
+    kept = run(project, home, "uninstall", "claude-code", "--scope", "project", "--store", ".memory")
+    assert kept.returncode == 0, kept.stderr
+    assert not (project / ".mcp.json").exists() and not (project / ".claude").exists()
+    # The store keeps its memories, so the line that keeps it out of the code repository stays.
+    assert (project / ".gitignore").read_text() == "/.memory/\n" and "kept /.memory/" in kept.stdout
+    shutil.rmtree(project / ".memory")
+    (project / ".gitignore").write_text("node_modules/\n/.memory/\n")
+    gone = run(project, home, "uninstall", "claude-code", "--scope", "project", "--store", ".memory")
+    assert gone.returncode == 0, gone.stderr
+    assert (project / ".gitignore").read_text() == "node_modules/\n"

@@ -131,7 +131,8 @@ def _init(args: argparse.Namespace) -> int:
 def _digest(args: argparse.Namespace) -> int:
     from memory_mcp.adapters.install import claude_code
 
-    text = render.digest(_scopes(args).digest(), args.max_tokens)
+    with words.speaking("agent" if args.hook else "person"):  # --hook: the session's agent reads it
+        text = render.digest(_scopes(args).digest(), args.max_tokens)
     print(claude_code.hook_payload(text) if args.hook else text)
     return 0
 

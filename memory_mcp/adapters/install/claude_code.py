@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import shlex
 import shutil
 import subprocess
@@ -123,11 +125,54 @@ class Install:
     user_store: Path | None = None
 
 
+PLUGIN_NAME = "memory-mcp"  # the name in plugin/.claude-plugin/plugin.json; its id is NAME@marketplace
+
+
+def plugin_in_use(project: Path, home: Path) -> str | None:
+    """Where Claude Code has the memory-mcp plugin on for sessions in `project` ("ID in FILE"), or
+    None. Enabled state is `enabledPlugins` in the user, project and local settings (the later ones
+    win); a plugin installed and named in none of them is on (~/.claude/plugins/installed_plugins.json)."""
+    config = Path(os.environ.get("CLAUDE_CONFIG_DIR") or home / ".claude")
+    found: str | None = None
+    named = False
+    for path in (config / "settings.json", project / ".claude" / "settings.json",
+                 project / ".claude" / "settings.local.json"):
+        with contextlib.suppress(InvalidArgument, OSError):  # a broken settings file enables nothing
+            enabled = read_json_object(path).get("enabledPlugins")
+            for plugin_id, on in (enabled.items() if isinstance(enabled, dict) else ()):
+                if str(plugin_id).split("@")[0] == PLUGIN_NAME:
+                    named, found = True, f"{plugin_id} in {path}" if on else None
+    if named:
+        return found
+    installed = config / "plugins" / "installed_plugins.json"
+    with contextlib.suppress(InvalidArgument, OSError):
+        plugins = read_json_object(installed).get("plugins")
+        for plugin_id in plugins if isinstance(plugins, dict) else ():
+            if str(plugin_id).split("@")[0] == PLUGIN_NAME:
+                return f"{plugin_id} in {installed}"
+    return None
+
+
+def check_no_plugin(project: Path, home: Path) -> None:
+    """Refuse to register while the memory-mcp plugin is on: it runs the server and the hooks
+    already, so they would run twice."""
+    plugin = plugin_in_use(project, home)
+    if plugin is not None:
+        plugin_id = plugin.split(" in ")[0]
+        raise InvalidArgument(
+            f"the memory-mcp plugin is on in Claude Code ({plugin}): it already runs the memory server and its "
+            "SessionStart, UserPromptSubmit, Stop and PreToolUse hooks, so this would add a second server and run "
+            f"every hook twice. Nothing was changed. Keep the plugin, or run `claude plugin disable {plugin_id}` "
+            "(or uninstall it) and then this again.")
+
+
 def register(job: Install) -> str:
     """Register the server for `job.scope`: through `claude mcp add` when the claude CLI is on PATH,
     else (project scope) by writing .mcp.json; and, when asked, the SessionStart digest hook in that
-    scope's settings file. Returns what was done, one line each."""
+    scope's settings file. Returns what was done, one line each. Refused while the memory-mcp plugin
+    is on (check_no_plugin)."""
     ScopeConfig(job.store, job.user_store).check()
+    check_no_plugin(job.project, job.home)
     done = [_register_server(job)]
     if job.hook:
         path = settings_path(job.scope, job.project, job.home)

@@ -12,6 +12,7 @@ project's own store (chosen as the plugin chooses it) together with the user's.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import re
 import shlex
@@ -21,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from memory_mcp.adapters.install import claude_code
+from memory_mcp.adapters.install import claude_code, jsonc
 from memory_mcp.truth import roots
 from memory_mcp.truth.errors import InvalidArgument
 
@@ -78,7 +79,7 @@ def _where(args: argparse.Namespace) -> Where:
     user_store = roots.configured_user_root(getattr(args, "user_store", None))
     if args.store is not None:
         store = args.store.expanduser().resolve()
-    elif scope == "project" and args.command == "install":
+    elif scope == "project":
         # A project registration with no store named serves the project's store and the user's, as the plugin does.
         store, user_store = roots.project_store(project), user_store or roots.user_root()
     else:
@@ -92,6 +93,8 @@ def _where(args: argparse.Namespace) -> Where:
 def install(where: Where, hook: bool = False) -> str:
     """Register the server for `where`, creating its store when missing; what was done, one line each."""
     roots.ScopeConfig(where.store, where.user_store).check()
+    if where.client == "claude-code":  # before anything is written
+        claude_code.check_no_plugin(where.project if where.scope == "project" else where.cwd, where.home)
     done = ensure_store(where.store)
     # The registration names the user store too; a server must not then refuse it as a typo.
     done += ensure_store(where.user_store) if where.user_store is not None else []
@@ -149,9 +152,10 @@ def _ours(entry: object) -> bool:
 
 def write_json_servers(path: Path, entry: dict[str, object]) -> str:
     """Set mcpServers.memory in a JSON config (Gemini CLI settings.json, Cursor mcp.json), keeping the
-    rest. Returns added, same or replaced; a `memory` server of another program is refused."""
-    config = claude_code.read_json_object(path)
-    servers = config.setdefault("mcpServers", {})
+    rest byte for byte: read as Gemini CLI reads it, `//` and `/* */` comments allowed and kept.
+    Returns added, same or replaced; a `memory` server of another program is refused."""
+    text, config = jsonc.load(path)
+    servers = config.get("mcpServers", {})
     if not isinstance(servers, dict):
         raise InvalidArgument(f"{path}: mcpServers is not an object; fix it first.")
     # Gemini and Cursor know no "type" key for stdio servers: they tell stdio by the command.
@@ -163,9 +167,10 @@ def write_json_servers(path: Path, entry: dict[str, object]) -> str:
                               "rename or remove it first.")
     if current == entry:
         return "same"
-    servers[NAME] = entry
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+    new = jsonc.set_member(text, ["mcpServers", NAME], entry) if text.strip() else json.dumps(
+        {"mcpServers": {NAME: entry}}, indent=2) + "\n"
+    path.write_text(new, encoding="utf-8")
     return "replaced" if current is not None else "added"
 
 
@@ -224,8 +229,14 @@ WRITERS: dict[str, Callable[[Path, dict[str, object]], str]] = {
 def uninstall(where: Where) -> str:
     """Remove the `memory` server this tool registered, and (Claude Code) its hooks. The stores
     themselves are never deleted: they hold memories."""
+    ignored = unignore_in_repo(where.store, where.project) if where.scope == "project" else []
     if where.client == "claude-code":
-        return uninstall_claude_code(where)
+        return "\n".join([uninstall_claude_code(where), *ignored])
+    return "\n".join([_uninstall_config(where), *ignored])
+
+
+def _uninstall_config(where: Where) -> str:
+    """Take the `memory` server out of the config file of Codex, Gemini CLI or Cursor."""
     path = config_path(where)
     if where.client == "codex":
         import tomllib
@@ -236,21 +247,40 @@ def uninstall(where: Where) -> str:
             return f"no '{NAME}' server in {path}; nothing to remove"
         if not _ours(current):
             raise InvalidArgument(f"the '{NAME}' server in {path} is not memory-mcp's; left as it is.")
-        path.write_text(_without_memory_tables(text).rstrip("\n") + "\n", encoding="utf-8")
+        kept = _without_memory_tables(text).rstrip("\n")
+        if not kept.strip():
+            return _remove_emptied(path, f"removed the '{NAME}' server from {path}")
+        path.write_text(kept + "\n", encoding="utf-8")
         return f"removed the '{NAME}' server from {path}"
     return _remove_json_server(path)
 
 
 def _remove_json_server(path: Path) -> str:
-    config = claude_code.read_json_object(path)
+    """Take mcpServers.memory out of a JSON config (comments kept), and mcpServers with it when it
+    is left empty; a file left with nothing in it was install's own and goes."""
+    text, config = jsonc.load(path)
     servers = config.get("mcpServers")
     if not isinstance(servers, dict) or NAME not in servers:
         return f"no '{NAME}' server in {path}; nothing to remove"
     if not _ours(servers[NAME]):
         raise InvalidArgument(f"the '{NAME}' server in {path} is not memory-mcp's; left as it is.")
-    del servers[NAME]
-    path.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
-    return f"removed the '{NAME}' server from {path}"
+    text = jsonc.delete_member(text, ["mcpServers", NAME])
+    if len(servers) == 1 and jsonc.is_empty(jsonc.member_text(text, ["mcpServers"])):
+        text = jsonc.delete_member(text, ["mcpServers"])
+    done = f"removed the '{NAME}' server from {path}"
+    if jsonc.is_empty(text):
+        return _remove_emptied(path, done)
+    path.write_text(text, encoding="utf-8")
+    return done
+
+
+def _remove_emptied(path: Path, done: str) -> str:
+    """Delete a config file uninstall left with nothing in it (install made it, or made all that was
+    in it), and its folder when that is empty too (.codex/, .gemini/, .cursor/, .claude/)."""
+    path.unlink()
+    with contextlib.suppress(OSError):  # not empty: the client keeps other files there
+        path.parent.rmdir()
+    return f"{done}; nothing else was in it, so the file is gone"
 
 
 def _is_our_hook(command: object) -> bool:
@@ -286,7 +316,10 @@ def remove_hooks(path: Path) -> int:
     if removed:
         if not hooks:
             del settings["hooks"]
-        path.write_text(json.dumps(settings, indent=2) + "\n", encoding="utf-8")
+        if settings:
+            path.write_text(json.dumps(settings, indent=2) + "\n", encoding="utf-8")
+        else:  # only install's hooks were in it
+            _remove_emptied(path, "")
     return removed
 
 
@@ -299,6 +332,9 @@ def uninstall_claude_code(where: Where) -> str:
                               text=True, cwd=project, timeout=120)
         done.append(gone.stdout.strip() or f"removed '{NAME}' ({where.scope} scope) with claude mcp remove"
                     if gone.returncode == 0 else f"no '{NAME}' server in Claude Code's {where.scope} scope")
+        mcp_json = project / ".mcp.json"
+        if where.scope == "project" and mcp_json.exists() and jsonc.load(mcp_json)[1] == {"mcpServers": {}}:
+            done.append(_remove_emptied(mcp_json, f"{mcp_json} held no other server"))
     elif where.scope == "project":
         done.append(_remove_json_server(project / ".mcp.json"))
     else:
@@ -309,3 +345,27 @@ def uninstall_claude_code(where: Where) -> str:
     done.append(f"removed {removed} memory-mcp hook(s) from {settings}" if removed
                 else f"no memory-mcp hooks in {settings}")
     return "\n".join(done)
+
+
+def unignore_in_repo(store: Path, project: Path) -> list[str]:
+    """Undo `ignore_in_repo`: its .gitignore line goes once the store it hides is gone (and the file
+    with it when nothing else is in it). While the store is there the line stays: without it the
+    code repository would list the store's own repository as untracked, one `git add .` from
+    committing it as a broken submodule."""
+    root = roots.git_root(project)
+    if root is None or not store.is_relative_to(root) or store == root:
+        return []
+    line = "/" + store.relative_to(root).as_posix() + "/"
+    ignore = root / ".gitignore"
+    lines = ignore.read_text(encoding="utf-8").splitlines(keepends=True) if ignore.exists() else []
+    if line + "\n" not in lines and line not in lines:
+        return []
+    if store.exists():
+        return [f"kept {line} in {ignore}: the store is still there (uninstall never deletes memories); "
+                "delete the store, then the line, when you no longer want them"]
+    kept = [x for x in lines if x.rstrip("\n") != line]
+    if not "".join(kept).strip():
+        ignore.unlink()
+        return [f"removed {ignore}: install wrote it for the store, which is gone"]
+    ignore.write_text("".join(kept), encoding="utf-8")
+    return [f"removed {line} from {ignore}: the store it kept out of git is gone"]
