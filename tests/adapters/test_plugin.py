@@ -63,14 +63,17 @@ def test_real_claude_installs_the_plugin_from_the_checkout_and_connects(tmp_path
     assert "memory-mcp@memory-mcp" in listed and "enabled" in listed
     servers = claude("mcp", "list")
     data = next((home / ".claude" / "plugins" / "data").iterdir())
-    if "Connected" not in servers:
-        # On a slow machine the first install may outlast the server's wait (it then says "run /mcp to
-        # reconnect"); the install goes on in the background and the next start connects.
-        for _ in range(240):
-            if list(data.glob("venv-*/.ready")):
-                break
-            time.sleep(1)
-        servers = claude("mcp", "list")
+    # The first connection is answered by the first-start step while the environment installs; the
+    # hooks below need the environment itself, which the launcher names in $DATA/current once ready.
+    def ready() -> bool:
+        current = data / "current"
+        return current.is_file() and (Path(current.read_text().strip()) / ".ready").is_file()
+
+    for _ in range(240):
+        if ready() or list(data.glob("venv-*/.ready")):
+            break
+        time.sleep(1)
+    servers = claude("mcp", "list")
     assert "plugin:memory-mcp:memory" in servers and "Connected" in servers, servers
     # The hooks, through the same launcher and environment Claude Code uses.
     hook_env = {**env, "CLAUDE_PLUGIN_ROOT": str(PLUGIN), "CLAUDE_PLUGIN_DATA": str(data)}
