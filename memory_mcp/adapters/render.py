@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import ParamSpec
 
+from memory_mcp.adapters import framing
 from memory_mcp.truth import budget, words
 from memory_mcp.truth.results import (
     Coverage,
@@ -23,18 +23,18 @@ from memory_mcp.truth.results import (
     VectorCoverage,
     VectorsResult,
 )
+from memory_mcp.truth.visible import shown
 
 _P = ParamSpec("_P")
-# Control characters but tab and newline: ESC and the C1 controls (CSI, OSC as U+009B, U+009D) let a
-# file move the cursor, retitle the window or hide text in a terminal; a memory file may hold any of them.
-_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 def _printable(render: Callable[_P, str]) -> Callable[_P, str]:
-    """Its text with each control character shown as a \\x escape."""
+    """Its text with each control and format character shown as an escape (`visible.shown`): a
+    memory file may hold ESC sequences that steer a terminal, or zero-width, bidi and tag characters
+    that a model reads and a person does not see."""
     @functools.wraps(render)
     def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> str:
-        return _CONTROLS.sub(lambda m: f"\\x{ord(m.group(0)):02x}", render(*args, **kwargs))
+        return shown(render(*args, **kwargs))
     return wrapper
 
 
@@ -134,6 +134,7 @@ def read(r: ReadResult) -> str:
     return "\n".join(lines)
 
 
+@_printable
 def forget(r: ForgetResult) -> str:
     return "\n".join([r.message, *r.warnings])
 
@@ -215,23 +216,28 @@ def reindex(r: ReindexResult) -> str:
 
 
 DIGEST_TOKENS = 1000
+DIGEST_HEADING = "# Memory digest"
 
 
 @_printable
-def digest(hits: list[Hit], max_tokens: int = DIGEST_TOKENS) -> str:
-    """The session digest as markdown: one line per memory, in the order given, cut to `max_tokens`
-    (at least one memory is always shown). The CLI, the resource and the prompt all print this."""
+def digest(hits: list[Hit], max_tokens: int = DIGEST_TOKENS, max_chars: int = 1 << 30) -> str:
+    """The session digest: a heading, then one framed block (`framing.block`) with one line per
+    memory, in the order given, cut to `max_tokens` (at least one memory is always shown) and the
+    whole text to `max_chars`. The CLI, the resource, the prompt and the SessionStart hook all print this."""
     if not hits:
-        return "# Memory digest\n\nNo memories yet."
-    lines = ["# Memory digest", ""]
-    spent = budget.estimate_tokens("\n".join(lines))
+        return f"{DIGEST_HEADING}\n\nNo memories yet."
+    lines: list[str] = []
+    more = ""
+    spent = budget.estimate_tokens(DIGEST_HEADING + "\n")
     for n, h in enumerate(hits):
         where = f", {h.scope}" if h.scope else ""
-        line = f"- **{h.title}** ({h.type}{where}) [{h.id}]: {h.excerpt}"
+        line = framing.data_line(f"- **{h.title}** ({h.type}{where}) [{h.id}]: {h.excerpt}")
         cost = budget.estimate_tokens(line)
         if n and spent + cost > max_tokens:
-            lines.append(f"- ({len(hits) - n} more; {words.op('recall')} finds them)")
+            more = f"({len(hits) - n} more; {words.op('recall')} finds them)"
             break
         spent += cost
         lines.append(line)
-    return "\n".join(lines)
+    body = framing.block("The session digest, the most important memories first.", lines,
+                         max_chars - len(DIGEST_HEADING) - 2, more)
+    return f"{DIGEST_HEADING}\n\n{body}"

@@ -32,6 +32,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from memory_mcp.adapters import framing
 from memory_mcp.adapters.hooks import automemory
 from memory_mcp.adapters.hooks import state as hookstate
 from memory_mcp.adapters.render import age
@@ -219,7 +220,9 @@ def session_start_output(payload: dict[str, Any], hits: list[Hit], imported: str
     from memory_mcp.adapters import render
 
     hookstate.prune()
-    text = render.digest(hits, int(os.environ.get("MEMORY_MCP_DIGEST_TOKENS", "0") or 0) or render.DIGEST_TOKENS)
+    tokens = int(os.environ.get("MEMORY_MCP_DIGEST_TOKENS", "0") or 0) or render.DIGEST_TOKENS
+    # The cap leaves room for the import note, so the cut at OUTPUT_CAP never reaches the block.
+    text = render.digest(hits, tokens, OUTPUT_CAP - (len(imported) + 2 if imported else 0))
     state = hookstate.SessionState(str(payload.get("session_id", "")))
     shown = _ID.findall(text)
     if payload.get("source") in ("compact", "clear") or not state.injected:
@@ -277,13 +280,14 @@ def select(hits: list[Hit], prompt: str, seen: set[str], relative: float = RELAT
 
 
 def prompt_line(h: Hit, now: datetime | None = None) -> str:
-    """`- [id] type, 3d old: Title - excerpt`; the state is named when it is not active."""
+    """`- [id] type, 3d old: Title - excerpt`; the state is named when it is not active. Ready to
+    go inside the frame (`framing.data_line`), so its cost is counted as it will be shown."""
     excerpt = " ".join(h.excerpt.split())
     if len(excerpt) > EXCERPT_CHARS:
         excerpt = excerpt[:EXCERPT_CHARS].rsplit(" ", 1)[0] + "..."
     state = "" if h.state == "active" else f", {h.state}"
     scope = f", {h.scope} scope" if h.scope else ""
-    return f"- [{h.id}] {h.type}{state}{scope}, {age(h.updated, now)}: {h.title} - {excerpt}"
+    return framing.data_line(f"- [{h.id}] {h.type}{state}{scope}, {age(h.updated, now)}: {h.title} - {excerpt}")
 
 
 def user_prompt_submit(payload: dict[str, Any], options: Options) -> str:
@@ -298,8 +302,8 @@ def user_prompt_submit(payload: dict[str, Any], options: Options) -> str:
         return ""
     state.add(_ID.findall("\n".join(lines)))
     state.save()
-    header = "Stored memories (memory-mcp) that match this prompt; memory_read with an id gives the whole text:"
-    return _output("UserPromptSubmit", "\n".join([header, *lines]))
+    return _output("UserPromptSubmit", framing.block("memory-mcp: stored memories that match this prompt.",
+                                                     lines, OUTPUT_CAP))
 
 
 def recall_hits(roots: dict[str, Path], opts: Recall) -> list[Hit]:
@@ -398,5 +402,6 @@ def file_memories(payload: dict[str, Any], options: Options) -> str:
     if not lines:
         return ""
     state.save()
-    header = f"Stored memories (memory-mcp) about {rel}, from their paths globs; memory_read with an id gives the whole text:"
-    return _output("PreToolUse", "\n".join([header, *lines]))
+    about = framing.data_line(rel)
+    return _output("PreToolUse", framing.block(f"memory-mcp: stored memories about {about}, from their paths globs.",
+                                               lines, OUTPUT_CAP))
