@@ -21,9 +21,9 @@ from typing import TYPE_CHECKING, NoReturn
 from memory_mcp.app.lock import LOCK_TIMEOUT_SECONDS, StoreLock
 from memory_mcp.index.db import Index
 from memory_mcp.index.reconcile import reconcile
-from memory_mcp.truth import files, words
+from memory_mcp.truth import files, identity, words
 from memory_mcp.truth.dictionary import DICTIONARY, Dictionary
-from memory_mcp.truth.errors import Busy, IndexRebuilt, InvalidStore, RepoBusy, Unwritable
+from memory_mcp.truth.errors import Busy, IndexRebuilt, InvalidStore, RepoBusy, UnsafeStore, Unwritable
 from memory_mcp.truth.layout import (
     DERIVED,
     INDEX_FILE,
@@ -45,7 +45,9 @@ log = logging.getLogger("memory_mcp")
 
 
 def init_store(root: Path) -> Path:
-    """Create a store at `root` from the template, git-init it and commit. Refuses to overwrite."""
+    """Create a store at `root` from the template, git-init it and commit. Refuses to overwrite, and
+    refuses a project's `.memory` that is not a folder of its own (`identity.refusal`)."""
+    check_identity(root)
     root = root.expanduser().resolve()
     check_folder(root)
     root.parent.mkdir(parents=True, exist_ok=True)
@@ -85,8 +87,11 @@ def open_root(root: Path | None, create: bool) -> Path:
     """The resolved root of a store (default: $MEMORY_MCP_ROOT or ~/.memory-mcp/default).
 
     A missing or empty folder is created from the template when `create`; a folder that is not a
-    store is refused, never overwritten."""
-    root = (root or default_root()).expanduser().resolve()
+    store is refused, never overwritten, and so is a project's `.memory` that is not a store of its
+    own (`identity.refusal`), before anything in it is read."""
+    root = root or default_root()
+    check_identity(root)
+    root = root.expanduser().resolve()
     if is_store(root):
         return root
     check_folder(root)
@@ -98,6 +103,14 @@ def open_root(root: Path | None, create: bool) -> Path:
     raise InvalidStore(
         f"{root} is not a memory store (a git work tree with a memories/ folder); "
         "run `memory-mcp init PATH` on a new folder, or point MEMORY_MCP_ROOT at a store.")
+
+
+def check_identity(root: Path) -> None:
+    """UnsafeStore when `root` is a project's `.memory` that must not be opened (checked on the path
+    as given: resolving it first would hide a link)."""
+    reason = identity.refusal(root)
+    if reason:
+        raise UnsafeStore(reason)
 
 
 class Session:

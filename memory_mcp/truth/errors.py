@@ -93,6 +93,20 @@ class Unwritable(StoreError):
     code = "store_unwritable"
 
 
+class UnsafeStore(StoreError):
+    """A project's `.memory` that is not a store of its own (a link, the project itself, the
+    project's git directory, a submodule never checked out): refused before anything is opened."""
+
+    code = "unsafe_store"
+
+
+class Untrusted(StoreError):
+    """A store the person has not trusted on this machine (it came with a clone, a submodule or an
+    archive): nothing is read from it or written to it until `memory-mcp trust`."""
+
+    code = "untrusted_store"
+
+
 class SyncFailed(StoreError):
     code = "sync_failed"
 

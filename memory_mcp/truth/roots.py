@@ -11,13 +11,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memory_mcp.truth.errors import InvalidArgument
+from memory_mcp.truth.identity import PROJECT_FOLDER
 from memory_mcp.truth.layout import default_root
 
 PROJECT = "project"
 USER = "user"
 USER_ROOT_ENV = "MEMORY_MCP_USER_ROOT"
 HOME_ENV = "MEMORY_MCP_HOME"
-PROJECT_FOLDER = ".memory"  # a project's own store, inside its repository, when it has one
 # Commands that may be given a store path that does not exist yet: they are how one is made.
 CREATES_NAMED = frozenset({"init", "install"})
 # Commands that never open a named store (the demo makes its own temporary one).
@@ -72,9 +72,11 @@ def current_project() -> Path:
 def project_store(folder: Path) -> Path:
     """The store of the project holding `folder`: its `.memory/` when the project has one, else
     `<memory home>/projects/<name>-<hash8>`, the name so a person can tell which project it is, the
-    hash of the root's path so two projects with one name do not share a store."""
+    hash of the root's path so two projects with one name do not share a store. A `.memory` link,
+    dangling or not, is the project's store too, so that opening it is refused (`identity.refusal`)
+    rather than another store quietly used."""
     root = project_root(folder)
-    if (root / PROJECT_FOLDER).is_dir():
+    if (root / PROJECT_FOLDER).is_dir() or (root / PROJECT_FOLDER).is_symlink():
         return root / PROJECT_FOLDER
     name = re.sub(r"[^A-Za-z0-9._-]+", "-", root.name).strip("-.") or "root"
     digest = hashlib.sha256(str(root).encode("utf-8")).hexdigest()[:8]

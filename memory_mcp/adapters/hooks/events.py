@@ -143,9 +143,11 @@ def handle(event: str, payload: dict[str, Any], options: Options) -> str:
     if event != "SessionStart":
         raise ValueError(f"unknown hook event {event!r}; one of {', '.join(EVENTS)}")
     importing = automemory.mode() == "import"
-    roots = store_roots(payload, options, create=importing)
+    notices: list[str] = []
+    roots = store_roots(payload, options, create=importing, notices=notices)
+    told = new_notices(notices)
     if not roots:
-        return ""
+        return _output("SessionStart", told) if told else ""
     from memory_mcp.app import glance
 
     # The index as it is, when it is current and no auto-memory note waits (as the prompt hook reads).
@@ -153,10 +155,10 @@ def handle(event: str, payload: dict[str, Any], options: Options) -> str:
     waiting = importing and "project" in roots and automemory.pending(roots["project"], notes)
     hits = None if waiting else glance.digest(roots)
     if hits is not None:
-        return session_start_output(payload, hits)
+        return session_start_output(payload, hits, told=told)
     scopes = open_scopes(roots)
     try:
-        return session_start(payload, scopes)
+        return session_start(payload, scopes, told)
     finally:
         scopes.close()
 
@@ -171,27 +173,54 @@ def session_folder(payload: dict[str, Any]) -> Path:
     return Path(payload.get("cwd") or os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd())
 
 
-def store_roots(payload: dict[str, Any], options: Options, create: bool = False) -> dict[str, Path]:
+def store_roots(payload: dict[str, Any], options: Options, create: bool = False,
+                notices: list[str] | None = None) -> dict[str, Path]:
     """The stores of this session that exist, by scope, the project's first (a hook reads; it
     creates the project store only to import auto memory into it, and only the one found from the
     git root: a store the command line names and that is gone was moved, and recreating it empty
-    would hide the memories)."""
+    would hide the memories). Stores `admitted` leaves out are told in `notices`."""
     from memory_mcp.truth import roots
     from memory_mcp.truth.layout import is_store
 
     if options.store is not None:
-        pairs: list[tuple[str, Path | None]] = [(roots.PROJECT, options.store.expanduser().resolve())]
+        pairs: list[tuple[str, Path | None]] = [(roots.PROJECT, options.store.expanduser())]
         if options.user_store is not None:
-            pairs.append((roots.USER, options.user_store.expanduser().resolve()))
+            pairs.append((roots.USER, options.user_store.expanduser()))
     else:
         config = roots.project_scopes(session_folder(payload))
         pairs = [(roots.PROJECT, config.project), (roots.USER, config.user)]
+    pairs = admitted(pairs, [] if notices is None else notices)
     found = {name: root for name, root in pairs if root is not None
              and (is_store(root) or (create and name == roots.PROJECT and options.store is None))}
     for name, root in pairs:
         if options.store is not None and root is not None and name not in found:
             hookstate.log(f"no memory store at {root} (named on the hook's command line); it is skipped")
     return found
+
+
+def admitted(pairs: list[tuple[str, Path | None]], notices: list[str]) -> list[tuple[str, Path | None]]:
+    """The stores a hook may read, their paths resolved. A project's `.memory` that is not a store
+    of its own (a link, the project itself, its git directory, a gitlink never checked out) is
+    checked on its path as given, before anything in it is opened: it is logged, left out, and its
+    reason added to `notices`."""
+    from memory_mcp.truth import identity
+
+    out: list[tuple[str, Path | None]] = []
+    for name, root in pairs:
+        reason = identity.refusal(root) if root is not None else None
+        if reason:
+            hookstate.log(f"the {name} store is refused: {reason}")
+            notices.append(reason)
+            continue
+        out.append((name, root.resolve() if root is not None else None))
+    return out
+
+
+def new_notices(notices: list[str]) -> str:
+    """The notices not given on this machine before, as lines of ours (outside any memory block);
+    their paths came from a repository, so they are shown as data lines are."""
+    fresh = [n for n in dict.fromkeys(notices) if hookstate.first_time(n)]
+    return "\n".join(framing.data_line(f"memory-mcp: {n}") for n in fresh)
 
 
 def open_scopes(roots: dict[str, Path]) -> Scopes:
@@ -205,24 +234,25 @@ def open_scopes(roots: dict[str, Path]) -> Scopes:
 
 
 # ------------------------------------------------------------------ SessionStart
-def session_start(payload: dict[str, Any], scopes: Scopes) -> str:
+def session_start(payload: dict[str, Any], scopes: Scopes, told: str = "") -> str:
     """Import new auto-memory notes, then return the digest as SessionStart additionalContext."""
     imported = ""
     if automemory.mode() == "import" and "project" in scopes.stores:
         with contextlib.suppress(Exception):  # the digest matters more than the import
             imported = automemory.import_notes(scopes.stores["project"], automemory.folder(session_folder(payload)))
-    return session_start_output(payload, scopes.digest(), imported)
+    return session_start_output(payload, scopes.digest(), imported, told)
 
 
-def session_start_output(payload: dict[str, Any], hits: list[Hit], imported: str = "") -> str:
-    """The digest of `hits` as SessionStart additionalContext; what it shows is the session's
-    "already injected" list from now on (started over after a compaction or /clear)."""
+def session_start_output(payload: dict[str, Any], hits: list[Hit], imported: str = "", told: str = "") -> str:
+    """The digest of `hits` as SessionStart additionalContext, after the notices `told` about the
+    stores; what it shows is the session's "already injected" list from now on (started over after
+    a compaction or /clear)."""
     from memory_mcp.adapters import render
 
     hookstate.prune()
     tokens = int(os.environ.get("MEMORY_MCP_DIGEST_TOKENS", "0") or 0) or render.DIGEST_TOKENS
     # The cap leaves room for the import note, so the cut at OUTPUT_CAP never reaches the block.
-    text = render.digest(hits, tokens, OUTPUT_CAP - (len(imported) + 2 if imported else 0))
+    text = render.digest(hits, tokens, OUTPUT_CAP - sum(len(x) + 2 for x in (imported, told) if x))
     state = hookstate.SessionState(str(payload.get("session_id", "")))
     shown = _ID.findall(text)
     if payload.get("source") in ("compact", "clear") or not state.injected:
@@ -230,7 +260,7 @@ def session_start_output(payload: dict[str, Any], hits: list[Hit], imported: str
     else:
         state.add(shown)
     state.save()
-    return _output("SessionStart", text + (f"\n\n{imported}" if imported else ""))
+    return _output("SessionStart", (f"{told}\n\n" if told else "") + text + (f"\n\n{imported}" if imported else ""))
 
 
 # ------------------------------------------------------------------ UserPromptSubmit

@@ -80,6 +80,18 @@ class SessionState:
         _write(self.path, {"injected": self.injected, "stop_noted": self.stop_noted})
 
 
+def first_time(key: str, folder: Path | None = None) -> bool:
+    """Whether `key` (a notice about one store) was not given before on this machine; it counts as
+    given from now on. A notice the person has read once is not repeated at every session start."""
+    path = (folder or state_dir()) / "notices.json"
+    seen = _read(path).get("seen", {})
+    if not isinstance(seen, dict) or key in seen:
+        return False
+    seen[key] = int(time.time())
+    _write(path, {"seen": seen})
+    return True
+
+
 def prune(folder: Path | None = None, now: float | None = None) -> int:
     """Delete session files untouched for 7 days; returns how many went."""
     sessions = (folder or state_dir()) / "sessions"
