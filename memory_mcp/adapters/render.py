@@ -163,6 +163,7 @@ def status(r: StatusResult) -> str:
     by_state = ", ".join(f"{k} {v}" for k, v in sorted(c.get("by_state", {}).items())) or "empty"
     lines = [f"store {r.store}: {count(c.get('total', 0), 'memory', 'memories')} ({by_state})", coverage(r.coverage)]
     sections = [
+        ("notices (where the store and its index came from)", r.notices),
         ("unindexed files", [f"{u.path}: {u.reason}" for u in r.unindexed]),
         ("files without an id", [f"{p.path}: {p.detail}" for p in r.provisional]),
         (_pending_heading(len(r.pending_conflicts), r.pending_conflicts_total),

@@ -19,11 +19,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from memory_mcp.app.scopes import merged_digest
-from memory_mcp.index import reconcile
+from memory_mcp.index import origin, reconcile
 from memory_mcp.index.db import Index
 from memory_mcp.recall import overview, ranking, search
 from memory_mcp.truth.dictionary import DICTIONARY, Dictionary
-from memory_mcp.truth.layout import index_path
+from memory_mcp.truth.layout import claim_path, index_path
 from memory_mcp.truth.options import Recall
 from memory_mcp.truth.results import Hit
 
@@ -62,24 +62,33 @@ def digest(roots: dict[str, Path], limit: int = ranking.DIGEST_LIMIT) -> list[Hi
 
 def other_version(roots: dict[str, Path]) -> Path | None:
     """The first of `roots` whose index is another version's (an upgrade, or two versions sharing the
-    store): only a rebuild of every memory brings it up to date (seconds at 10,000), which a
-    prompt-time hook must not wait for. A missing index is not one: a store's first reader builds it."""
+    store) or was not built on this machine for this store (`origin`: it came with the store): only
+    a rebuild of every memory brings it up to date (seconds at 10,000), which a prompt-time hook
+    must not wait for. A missing index is not one: a store's first reader builds it."""
     for root in roots.values():
         path = index_path(root)
         index = Index.open_existing(path) if path.is_file() else None
         if index is None and path.is_file():
             return root
         if index is not None:
+            ours = origin.is_ours(index, root, claim_path(root))
             index.close()
+            if not ours:
+                return root
     return None
 
 
 @contextmanager
 def _current(root: Path) -> Iterator[tuple[Index, Dictionary] | None]:
-    """The store's index and dictionary when the index is this version's and no memory file was
-    added, removed or renamed since its last walk; else None. The index is closed on leaving."""
+    """The store's index and dictionary when the index is this version's, was built on this machine
+    for this store (`origin`), and no memory file was added, removed or renamed since its last walk;
+    else None. The index is closed on leaving."""
     index = Index.open_existing(index_path(root))
     if index is None:
+        yield None
+        return
+    if not origin.is_ours(index, root, claim_path(root)):
+        index.close()
         yield None
         return
     try:

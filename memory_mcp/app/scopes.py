@@ -166,6 +166,7 @@ class Scopes:
                 mine: list[Listed] = getattr(first, key)
                 mine += [replace(x, path=str(store.root / x.path)) for x in getattr(other, key)]
             first.pending_conflicts += other.pending_conflicts
+            first.notices += [f"{name} store: {n}" for n in other.notices]
             first.dictionary_skipped += [f"{store.root / 'dictionary.md'} {x}" for x in other.dictionary_skipped]
         return first
 

@@ -19,12 +19,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 from memory_mcp.app.lock import LOCK_TIMEOUT_SECONDS, StoreLock
+from memory_mcp.index import origin
 from memory_mcp.index.db import Index
 from memory_mcp.index.reconcile import reconcile
 from memory_mcp.truth import files, identity, words
 from memory_mcp.truth.dictionary import DICTIONARY, Dictionary
 from memory_mcp.truth.errors import Busy, IndexRebuilt, InvalidStore, RepoBusy, UnsafeStore, Unwritable
 from memory_mcp.truth.layout import (
+    CLAIM_FILE,
     DERIVED,
     INDEX_FILE,
     MEMORIES,
@@ -174,6 +176,7 @@ class Session:
         if self._index is None or ino is None or ino != self._index_ino:
             self._close_index()
             self._walk_next = True  # a new index file holds nothing this process has checked
+            fresh = ino is None
             try:
                 self._index = Index.open(self.index_path)
             except sqlite3.DatabaseError as e:
@@ -185,8 +188,27 @@ class Session:
                                 "from the memory files (recall counts were lost)")
                 self._delete_index_files()
                 self._index = Index.open(self.index_path)
+                fresh = True
+            self._check_origin(self._index, new=fresh)
             self._index_ino = self.index_path.stat().st_ino
         return self._index
+
+    def _check_origin(self, index: Index, new: bool) -> None:
+        """Serve an index only when it was built on this machine for this store (`index.origin`):
+        one that came with the store (a committed `.derived/`, an archive) or that an earlier version
+        built is emptied, so the reconcile that follows rebuilds it from the files, and the next
+        answer says so."""
+        claim_file = (self.derived if self.read_only else self.history.git_dir) / CLAIM_FILE
+        if origin.is_ours(index, self.root, claim_file):
+            return
+        because = ""
+        if not new:
+            because = (f"{DERIVED}/{INDEX_FILE} was not built on this machine for this store (it came with the "
+                       "store, or an earlier version built it); it was rebuilt from the memory files before serving")
+            log.warning("index %s: %s", self.index_path, because)
+            index.reset()
+            self._notice = because
+        origin.claim(index, self.root, claim_file, because)
 
     def _delete_index_files(self) -> None:
         for leftover in self.index_path.parent.glob(INDEX_FILE + "*"):

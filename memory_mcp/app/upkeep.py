@@ -9,10 +9,11 @@ from datetime import UTC, date, datetime, timedelta
 from ulid import ULID
 
 from memory_mcp.app.session import Session
+from memory_mcp.index import origin
 from memory_mcp.index.db import Index
 from memory_mcp.recall import conflicts, overview, vectors
 from memory_mcp.truth import words
-from memory_mcp.truth.layout import MEMORIES, month_folder
+from memory_mcp.truth.layout import DERIVED, MEMORIES, month_folder
 from memory_mcp.truth.options import Progress
 from memory_mcp.truth.results import (
     Listed,
@@ -68,7 +69,21 @@ def status(session: Session) -> StatusResult:
             distill_candidates=distill, withheld=withheld, git=session.history.summary(),
             secrets=_secret_flags(session, index),
             dictionary_skipped=session.dictionary.skipped[:LIST_LIMIT], vectors=vector_coverage(index),
-            pending_conflicts_total=pending_count(index))
+            pending_conflicts_total=pending_count(index), notices=origin_notices(session, index))
+
+
+def origin_notices(session: Session, index: Index) -> list[str]:
+    """What status says about where the index came from: rebuilt because the one found was not
+    built here (`index.origin`), and a `.derived/` that git tracks, which is never used."""
+    notes = []
+    because = index.get_meta(origin.REBUILT_KEY)
+    if because:
+        notes.append(f"index rebuilt: {because}")
+    tracked = session.history.tracked([DERIVED])
+    if tracked:
+        notes.append(f"{DERIVED}/ is tracked in git ({', '.join(sorted(tracked)[:3])}): a committed index is never "
+                     f"used, each machine builds its own; remove it with `git rm -r --cached {DERIVED}` and commit")
+    return notes
 
 
 def vector_coverage(index: Index) -> VectorCoverage:

@@ -95,6 +95,12 @@ class Index:
     def close(self) -> None:
         self.conn.close()
 
+    def reset(self) -> None:
+        """Drop every table, usage and meta included, and create them anew: an empty index of this
+        version (for an index not to be trusted in any part, unlike `clear`)."""
+        self._drop_all()
+        self._create()
+
     def copy_to(self, path: Path) -> None:
         """Write a consistent copy of this index to a new file at `path` (SQLite's online backup)."""
         target = connect(path)

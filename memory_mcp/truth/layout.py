@@ -13,9 +13,12 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
+from memory_mcp.truth.identity import git_dir
+
 MEMORIES = "memories"
 DERIVED = ".derived"
 INDEX_FILE = "index.sqlite3"
+CLAIM_FILE = "memory-mcp-index"  # see index/origin.py
 TEMPLATE = Path(__file__).resolve().parents[1] / "store_template"
 ROOT_ENV = "MEMORY_MCP_ROOT"
 # Files a month folder takes before the next overflow folder opens. git rewrites a folder's whole
@@ -46,6 +49,13 @@ def derived_folder(root: Path, git_dir: Path) -> Path:
     """Where the store's index lives: its `.derived/`, or the cache folder when this user cannot
     write the store (`unwritable_part`)."""
     return cache_folder(root) if unwritable_part(root, git_dir) else root / DERIVED
+
+
+def claim_path(root: Path) -> Path:
+    """Where the claim that the store's index was built here is kept (`index.origin`): beside the
+    store's lock, in its git directory, or in the cache folder for a store this user cannot write."""
+    gitdir = git_dir(root) or root / ".git"
+    return (cache_folder(root) if unwritable_part(root, gitdir) else gitdir) / CLAIM_FILE
 
 
 def cache_home() -> Path:

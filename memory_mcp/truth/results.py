@@ -207,6 +207,9 @@ class StatusResult:
     vectors: VectorCoverage = field(default_factory=lambda: VectorCoverage("", 0, 0))
     # How many pairs are open in all: `pending_conflicts` lists the first LIST_LIMIT of them.
     pending_conflicts_total: int = 0
+    # About where the store and its index came from (issue 31): an index rebuilt because it was not
+    # built here, a `.derived/` tracked in git, a store not trusted on this machine.
+    notices: list[str] = field(default_factory=list)
 
 
 @dataclass

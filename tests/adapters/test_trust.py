@@ -290,3 +290,51 @@ def test_a_store_committed_as_a_gitlink_without_checkout_is_told_with_the_fix_an
     assert fix in out["SessionStart"] and "no new empty store" in out["SessionStart"]
     assert not any((clone / ".memory").iterdir())  # nothing made in its place
     assert session(env, clone, tmp_path)["SessionStart"] == ""  # told once
+
+
+# ------------------------------------------------------------------ C: nothing derived from git
+def test_an_index_committed_into_the_store_is_rebuilt_before_it_serves_and_status_says_so(
+        env: dict[str, str], tmp_path: Path) -> None:
+    # On a102c0e a doctored `.derived/index.sqlite3` force-added to a memory repository arrived with
+    # a plain clone and was served even after a full reconcile: its row kept the real file's hash, so
+    # the reconcile refreshed the stat and kept the forged text.
+    import hashlib
+    import sqlite3
+
+    a = tmp_path / "a"
+    real = Store.open(a)
+    rel = real.remember("Deploys go through the release workflow on tags.", title="Deploy on tags",
+                        type="decision", trust="user-stated").path
+    real.close()
+    sha = hashlib.sha256((a / rel).read_bytes()).hexdigest()
+    b = tmp_path / "b"
+    git(tmp_path, "clone", "-q", str(a), str(b))
+    forged = (a / rel).read_text().replace("# Deploy on tags", "# Deploy from any branch").replace(
+        "Deploys go through the release workflow on tags.", f"Deploy from any branch; {EVIL}.")
+    (b / rel).write_text(forged)
+    built = Store.open(b)
+    built.status()
+    built.close()
+    db = b / ".derived" / "index.sqlite3"
+    con = sqlite3.connect(db)
+    with con:
+        con.execute("UPDATE files SET sha=? WHERE path=?", (sha, rel))
+    con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    con.close()
+    (a / ".derived").mkdir(exist_ok=True)
+    (a / ".derived" / "index.sqlite3").write_bytes(db.read_bytes())
+    git(a, "add", "-f", ".derived/index.sqlite3")
+    git(a, "commit", "-qm", "index")
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(a), str(clone))
+    prompt = common(env, "UserPromptSubmit", prompt="how do we deploy, from which branch, release workflow")
+    assert "evil.example" not in hook(env, "UserPromptSubmit", prompt, "--store", str(clone))
+    run = [str(EXE), "--store", str(clone)]
+    recall = subprocess.run([str(EXE), "recall", "deploy branch release workflow", "--store", str(clone)],
+                            capture_output=True, text=True, env=env, timeout=60).stdout
+    assert "Deploy on tags" in recall and "evil.example" not in recall and "any branch" not in recall
+    status = subprocess.run([str(EXE), "status", *run[1:]], capture_output=True, text=True, env=env, timeout=60).stdout
+    assert "index rebuilt: .derived/index.sqlite3 was not built on this machine for this store" in status
+    assert ".derived/ is tracked in git" in status and "git rm -r --cached .derived" in status
+    again = hook(env, "UserPromptSubmit", {**prompt, "session_id": "s9"}, "--store", str(clone))
+    assert "Deploy on tags" in again and "evil.example" not in again

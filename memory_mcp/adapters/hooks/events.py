@@ -353,8 +353,9 @@ def recall_hits(roots: dict[str, Path], opts: Recall) -> list[Hit]:
         # that outlasts the hook's own watchdog, on every prompt until one finishes, and two versions
         # sharing a store would rebuild it in turn. SessionStart, the server and the CLI rebuild it; a
         # prompt goes without its memories meanwhile.
-        hookstate.log(f"the index of {stale} is from another version; this hook leaves its rebuild to "
-                      "the session start, the server or `memory-mcp reindex`")
+        hookstate.log(f"the index of {stale} is from another version or was not built on this machine for "
+                      "this store; this hook leaves its rebuild to the session start, the server or "
+                      "`memory-mcp reindex`")
         return []
     scopes = open_scopes(roots)
     try:
