@@ -115,8 +115,11 @@ def server_env(store: Path, home: Path, extra: dict[str, str] | None = None) -> 
     user = (extra or {}).get("MEMORY_MCP_USER_ROOT")
     if user and not Path(user).exists():
         init_store(Path(user))  # a named user store is refused the same way
+    # The config folder of this process: a project store the test made above is trusted there
+    # (app/consent.py), and the server must see that decision under its own HOME.
     env = {"MEMORY_MCP_ROOT": str(store), "HOME": str(home), "PATH": os.environ["PATH"],
-           "GIT_CONFIG_NOSYSTEM": "1"}
+           "GIT_CONFIG_NOSYSTEM": "1",
+           "XDG_CONFIG_HOME": os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")}
     env.update(extra or {})
     return env
 

@@ -37,6 +37,24 @@ def merged_digest(lists: dict[str, list[Hit]]) -> list[Hit]:
     return first + rest
 
 
+def open_trusted(root: Path | None, watch: bool | None = False) -> Store:
+    """The store at `root` (default: the default root), opened or created; a store the person has
+    not trusted on this machine (`consent`) is not opened: a stand-in that says so takes its place."""
+    from memory_mcp.app import consent
+    from memory_mcp.app.store import Store
+    from memory_mcp.truth.layout import default_root, is_store
+
+    path = root or default_root()
+    if consent.needs_consent(path) and is_store(path.expanduser()) and not consent.is_trusted(path.expanduser()):
+        from memory_mcp.app.session import check_identity
+        from memory_mcp.app.untrusted import UntrustedStore
+
+        check_identity(path)  # a link or the project itself is refused before anything is read from it
+        real = path.expanduser().resolve()
+        return UntrustedStore(real, consent.untrusted_line(real, consent.held(real)))
+    return Store.open(root, watch=watch)
+
+
 class Scopes:
     """The stores one server serves, in read order (the project's first)."""
 
@@ -48,13 +66,11 @@ class Scopes:
     def open(cls, config: ScopeConfig, watch: bool | None = False) -> Scopes:
         """Open (or create) the stores of `config`; `watch` keeps a file watcher on each (None:
         $MEMORY_MCP_WATCH decides)."""
-        from memory_mcp.app.store import Store
-
         config.check()
-        project = Store.open(config.project, watch=watch)
+        project = open_trusted(config.project, watch)
         if config.user is None:
             return cls({PROJECT: project})
-        return cls({PROJECT: project, USER: Store.open(config.user, watch=watch)})
+        return cls({PROJECT: project, USER: open_trusted(config.user, watch)})
 
     @property
     def scoped(self) -> bool:
@@ -67,8 +83,11 @@ class Scopes:
     def pause(self) -> None:
         """Take every store's write lock and keep it: a call in progress ends first, and no other
         starts. For a process about to exit, which releases the locks by ending."""
+        from memory_mcp.app.untrusted import UntrustedStore
+
         for store in self.stores.values():
-            store.session.lock.hold().__enter__()
+            if not isinstance(store, UntrustedStore):  # never opened: no lock to take
+                store.session.lock.hold().__enter__()
 
     def store(self, scope: str | None = None) -> Store:
         """The store `scope` names; without a scope, the project's (the one the server was started on)."""

@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
+from memory_mcp.app import consent
 from memory_mcp.app.lock import LOCK_TIMEOUT_SECONDS, StoreLock
 from memory_mcp.index import origin
 from memory_mcp.index.db import Index
@@ -70,6 +71,7 @@ def init_store(root: Path) -> Path:
         history.commit_paths(
             [p.relative_to(root).as_posix() for p in sorted(root.rglob("*"))
              if p.is_file() and ".git" not in p.parts], "init: new memory store", [])
+        consent.record(root, "made on this machine")
     return root
 
 

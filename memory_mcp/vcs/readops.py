@@ -50,6 +50,23 @@ class ReadOps:
     _head: Callable[[], str | None]
     branch: Callable[[], str | None]  # RemoteOps'
 
+    def authors(self, folder: str, present: set[str]) -> dict[str, int]:
+        """How many of the files `present` (under `folder`) each git author last wrote: shown when a
+        store asks to be trusted, never trusted itself (anyone can commit under any name)."""
+        out = self.repo.git.log("--format=%x01%an", "--name-only", "--", folder, env=self._env)
+        seen: set[str] = set()
+        counts: dict[str, int] = {}
+        author = "?"
+        for line in out.splitlines():
+            if line.startswith("\x01"):
+                author = line[1:] or "?"
+            elif line and line in present and line not in seen:
+                seen.add(line)
+                counts[author] = counts.get(author, 0) + 1
+        for _ in present - seen:  # files git does not have: written by hand, not committed
+            counts["(not committed)"] = counts.get("(not committed)", 0) + 1
+        return counts
+
     def tracked(self, paths: list[str]) -> set[str]:
         """Which of `paths` git tracks (in its index)."""
         out = self.repo.git.ls_files("-z", "--", *paths, env=self._env)

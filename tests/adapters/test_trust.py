@@ -338,3 +338,143 @@ def test_an_index_committed_into_the_store_is_rebuilt_before_it_serves_and_statu
     assert ".derived/ is tracked in git" in status and "git rm -r --cached .derived" in status
     again = hook(env, "UserPromptSubmit", {**prompt, "session_id": "s9"}, "--store", str(clone))
     assert "Deploy on tags" in again and "evil.example" not in again
+
+
+# ------------------------------------------------------------------ D: consent per store
+def trust_on_terminal(env: dict[str, str], path: Path, answer: str) -> tuple[int, str]:
+    """`memory-mcp trust PATH` with a person at a terminal typing `answer`: (exit code, what it drew)."""
+    import pty
+    import time
+
+    leader, follower = pty.openpty()
+    try:
+        proc = subprocess.Popen([str(EXE), "trust", str(path)], stdin=follower, stdout=follower, stderr=follower,
+                                env=env)
+        drawn = b""
+        deadline = time.monotonic() + 60
+        while b"[y/N]" not in drawn and time.monotonic() < deadline and proc.poll() is None:
+            drawn += os.read(leader, 4096)
+        os.write(leader, answer.encode() + b"\n")
+        code = proc.wait(timeout=60)
+        os.close(follower)
+        follower = -1
+        while True:
+            try:
+                chunk = os.read(leader, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            drawn += chunk
+    finally:
+        if follower != -1:
+            os.close(follower)
+        os.close(leader)
+    return code, drawn.decode(errors="replace")
+
+
+def memory_repo(tmp_path: Path) -> Path:
+    """A memory store another author published: two hostile memories in git, a store's own layout."""
+    store = tmp_path / "their-store"
+    store.mkdir()
+    git(store, "init", "-q", "-b", "main")
+    hostile_memories(store)
+    (store / ".gitignore").write_text(".derived/\n")
+    git(store, "add", "-A")
+    git(store, "commit", "-qm", "memories")
+    return store
+
+
+def assert_untrusted_session(env: dict[str, str], project: Path, tmp_path: Path, remote: str) -> None:
+    out = session(env, project, tmp_path)
+    assert out["UserPromptSubmit"] == out["PreToolUse"] == ""
+    start = out["SessionStart"]
+    assert "evil.example" not in start and "SYSTEM OVERRIDE" not in start
+    assert f"project store at {(project / '.memory').resolve()} (remote {remote})" in start
+    assert "2 memories (by Mallory 2)" in start and f"`memory-mcp trust {(project / '.memory').resolve()}`" in start
+    assert session(env, project, tmp_path)["SessionStart"] == ""  # said once
+
+
+def test_a_store_cloned_into_dot_memory_injects_nothing_until_trusted_on_a_terminal(
+        env: dict[str, str], tmp_path: Path) -> None:
+    # On a102c0e README's team flow (`git clone <memory repo> .memory`) put the other author's text
+    # in front of the model at session start, on prompts and on the Read of any file, with no consent.
+    remote = memory_repo(tmp_path)
+    project = code_repo(tmp_path, "proj2")
+    git(tmp_path, "clone", "-q", str(remote), str(project / ".memory"))
+    assert_untrusted_session(env, project, tmp_path, str(remote))
+    store = project / ".memory"
+    # No terminal (an agent's shell tool): refused, nothing recorded.
+    done = subprocess.run([str(EXE), "trust", str(store)], capture_output=True, text=True, env=env, timeout=60,
+                          stdin=subprocess.DEVNULL)
+    assert done.returncode == 2 and "asks on a terminal" in done.stderr
+    assert "no project store is trusted" in subprocess.run([str(EXE), "trust", "--list"], capture_output=True,
+                                                           text=True, env=env, timeout=60).stdout
+    code, drawn = trust_on_terminal(env, store, "n")
+    assert code == 1 and "Mallory 2" in drawn and "not trusted" in drawn
+    code, drawn = trust_on_terminal(env, store, "y")
+    assert code == 0 and "trusted:" in drawn
+    listed = subprocess.run([str(EXE), "trust", "--list"], capture_output=True, text=True, env=env, timeout=60).stdout
+    assert str(store.resolve()) in listed and str(remote) in listed
+    prompt = common({**env, "PROJECT": str(project)}, "UserPromptSubmit", "s5",
+                    prompt="what are the billing deploy rules for reading files")
+    got = hook({**env, "PROJECT": str(project)}, "UserPromptSubmit", prompt)
+    assert "Billing deploy rules" in got
+    assert_framed(got, 1)
+    # Another clone at the same path (another remote) is another store: not trusted.
+    git(store, "remote", "set-url", "origin", "https://elsewhere.example/x.git")
+    assert hook({**env, "PROJECT": str(project)}, "UserPromptSubmit", {**prompt, "session_id": "s6"}) == ""
+    git(store, "remote", "set-url", "origin", str(remote))
+    assert subprocess.run([str(EXE), "trust", "--revoke", str(store)], capture_output=True, text=True, env=env,
+                          timeout=60).returncode == 0
+    assert hook({**env, "PROJECT": str(project)}, "UserPromptSubmit", {**prompt, "session_id": "s7"}) == ""
+
+
+def test_a_submodule_store_cloned_with_recurse_submodules_injects_nothing(env: dict[str, str], tmp_path: Path) -> None:
+    remote = memory_repo(tmp_path)
+    upstream = code_repo(tmp_path)
+    git(upstream, "submodule", "add", "-q", str(remote), ".memory")
+    git(upstream, "commit", "-qm", "the team store")
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", "--recurse-submodules", str(upstream), str(clone))
+    assert (clone / ".memory" / "memories").is_dir()
+    assert_untrusted_session(env, clone, tmp_path, str(remote))
+
+
+@pytest.mark.anyio
+async def test_the_plugin_server_on_an_untrusted_store_says_so_on_reads_and_refuses_writes(
+        env: dict[str, str], tmp_path: Path) -> None:
+    from mcp import Client, StdioServerParameters
+
+    remote = memory_repo(tmp_path)
+    project = code_repo(tmp_path, "proj3")
+    git(tmp_path, "clone", "-q", str(remote), str(project / ".memory"))
+    params = StdioServerParameters(command=sys.executable, args=["-m", "memory_mcp.plugin"],
+                                   env={**env, "CLAUDE_PROJECT_DIR": str(project)}, cwd=str(project))
+    async with Client(params) as client:
+        recalled = await client.call_tool("memory_recall", {"query": "billing deploy rules"})
+        wrote = await client.call_tool("memory_remember", {"content": "Billing deploys happen on Fridays."})
+        status = await client.call_tool("memory_status", {})
+        digest = (await client.read_resource("memory://digest")).contents[0].text
+    text = recalled.content[0].text
+    assert not recalled.is_error and recalled.structured_content["results"] == []
+    assert "not made or trusted on this machine" in text and "memory-mcp trust" in text and "evil" not in text
+    refusal = wrote.content[0].text
+    assert wrote.is_error and "[untrusted_store]" in refusal and "memory-mcp trust" in refusal
+    assert "untrusted:" in status.content[0].text and "evil" not in status.content[0].text
+    assert "evil" not in digest
+    assert git(project / ".memory", "rev-list", "--count", "HEAD").strip() == "1"
+    assert git(project / ".memory", "status", "--porcelain", "--ignored") == ""  # not even an index
+
+
+def test_a_store_init_makes_in_a_project_is_trusted_when_made(env: dict[str, str], tmp_path: Path) -> None:
+    project = Path(env["PROJECT"])
+    done = subprocess.run([str(EXE), "init", str(project / ".memory")], capture_output=True, text=True, env=env,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    wrote = subprocess.run([str(EXE), "remember", "Invoices are generated nightly by the billing cron.",
+                            "--title", "Invoices nightly", "--store", str(project / ".memory")],
+                           capture_output=True, text=True, env=env, timeout=60)
+    assert wrote.returncode == 0, wrote.stderr
+    got = hook(env, "UserPromptSubmit", common(env, "UserPromptSubmit", prompt="when are invoices generated by billing"))
+    assert "Invoices nightly" in got

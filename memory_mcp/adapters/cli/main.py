@@ -107,10 +107,9 @@ def _scopes(args: argparse.Namespace) -> scopes.Scopes:
 
 
 def _store(args: argparse.Namespace) -> Store:
-    """The one store a command that changes it works on: --store, or the default."""
-    from memory_mcp.app.store import Store
-
-    return Store.open(args.store)
+    """The one store a command that changes it works on: --store, or the default (a stand-in that
+    refuses, naming `memory-mcp trust`, for a project store not trusted on this machine)."""
+    return scopes.open_trusted(args.store)
 
 
 def _demo(args: argparse.Namespace) -> int:
@@ -212,6 +211,12 @@ def _export(args: argparse.Namespace) -> int:
     return 1 if doc["not_exported"] else 0
 
 
+def _trust(args: argparse.Namespace) -> int:
+    from memory_mcp.adapters.cli import trustcmd
+
+    return trustcmd.run(args)
+
+
 def _install(args: argparse.Namespace) -> int:
     from memory_mcp.adapters.install import installers
 
@@ -221,7 +226,7 @@ def _install(args: argparse.Namespace) -> int:
 _COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "serve": _serve, "demo": _demo, "init": _init, "digest": _digest, "status": _status, "recall": _recall,
     "reindex": _reindex, "watch": _watch, "sync": _sync, "import": _import, "export": _export,
-    "install": _install, "uninstall": _install,
+    "install": _install, "uninstall": _install, "trust": _trust,
 }
 
 

@@ -16,7 +16,7 @@ from memory_mcp.adapters import render
 
 def parser() -> argparse.ArgumentParser:
     """Every command and option of `memory-mcp`, with help pages that show defaults."""
-    from memory_mcp.adapters.cli import commands
+    from memory_mcp.adapters.cli import commands, trustcmd
     from memory_mcp.adapters.install import installers
     from memory_mcp.adapters.serve.launch import LEVELS
 
@@ -79,6 +79,7 @@ def parser() -> argparse.ArgumentParser:
     exp.add_argument("path", nargs="?", type=Path, help="file to write (default: standard output)")
     commands.add_parsers(sub, common, user_store_option)
     installers.add_parsers(sub, common, user_store_option)
+    trustcmd.add_parser(sub, common)
     hooks_parser = sub.add_parser("hook", parents=[common], help="a Claude Code hook: reads the hook's JSON on stdin")
     hooks_parser.add_argument("event", help="SessionStart, UserPromptSubmit, Stop or PreToolUse")
     user_store_option(hooks_parser)

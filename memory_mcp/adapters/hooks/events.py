@@ -21,12 +21,13 @@ The module imports only the standard library at the top; the store loads when an
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import re
 import signal
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -62,6 +63,8 @@ FILE_MEMORIES = 8  # the most memories one file brings
 STOP_NOTE = ("memory-mcp: this session edited files or ran commands and recorded no memory. Durable "
              "decisions, preferences and gotchas (type knowledge) found in it can be recorded with the "
              "memory_remember tool; they are then recalled in later sessions.")
+# A notice about a store for SessionStart: its key (told once per key) and its text, made only when told.
+Notice = tuple[str, Callable[[], str]]
 _ID = re.compile(r"\[([0-9A-HJKMNP-TV-Z]{26})\]")
 
 
@@ -143,7 +146,7 @@ def handle(event: str, payload: dict[str, Any], options: Options) -> str:
     if event != "SessionStart":
         raise ValueError(f"unknown hook event {event!r}; one of {', '.join(EVENTS)}")
     importing = automemory.mode() == "import"
-    notices: list[str] = []
+    notices: list[Notice] = []
     roots = store_roots(payload, options, create=importing, notices=notices)
     told = new_notices(notices)
     if not roots:
@@ -174,7 +177,7 @@ def session_folder(payload: dict[str, Any]) -> Path:
 
 
 def store_roots(payload: dict[str, Any], options: Options, create: bool = False,
-                notices: list[str] | None = None) -> dict[str, Path]:
+                notices: list[Notice] | None = None) -> dict[str, Path]:
     """The stores of this session that exist, by scope, the project's first (a hook reads; it
     creates the project store only to import auto memory into it, and only the one found from the
     git root: a store the command line names and that is gone was moved, and recreating it empty
@@ -198,29 +201,48 @@ def store_roots(payload: dict[str, Any], options: Options, create: bool = False,
     return found
 
 
-def admitted(pairs: list[tuple[str, Path | None]], notices: list[str]) -> list[tuple[str, Path | None]]:
+def admitted(pairs: list[tuple[str, Path | None]], notices: list[Notice]) -> list[tuple[str, Path | None]]:
     """The stores a hook may read, their paths resolved. A project's `.memory` that is not a store
     of its own (a link, the project itself, its git directory, a gitlink never checked out) is
-    checked on its path as given, before anything in it is opened: it is logged, left out, and its
-    reason added to `notices`."""
+    checked on its path as given, before anything in it is opened; a store the person has not
+    trusted on this machine (`consent`) is not read. Either is logged, left out and told in `notices`."""
+    from memory_mcp.app import consent
     from memory_mcp.truth import identity
+    from memory_mcp.truth.layout import is_store
 
     out: list[tuple[str, Path | None]] = []
     for name, root in pairs:
         reason = identity.refusal(root) if root is not None else None
         if reason:
             hookstate.log(f"the {name} store is refused: {reason}")
-            notices.append(reason)
+            notices.append((reason, functools.partial(str, reason)))
+            continue
+        if root is not None and is_store(root) and not consent.is_trusted(root):
+            real = root.resolve()
+            hookstate.log(f"the {name} store at {real} is not trusted on this machine; nothing from it is injected")
+            notices.append((f"untrusted {real} {consent.remote_url(real)}",
+                            functools.partial(_untrusted_line, real)))
             continue
         out.append((name, root.resolve() if root is not None else None))
     return out
 
 
-def new_notices(notices: list[str]) -> str:
-    """The notices not given on this machine before, as lines of ours (outside any memory block);
-    their paths came from a repository, so they are shown as data lines are."""
-    fresh = [n for n in dict.fromkeys(notices) if hookstate.first_time(n)]
-    return "\n".join(framing.data_line(f"memory-mcp: {n}") for n in fresh)
+def _untrusted_line(real: Path) -> str:
+    from memory_mcp.app import consent
+
+    return consent.untrusted_line(real, consent.held(real))
+
+
+def new_notices(notices: list[Notice]) -> str:
+    """The notices not given on this machine before (by key), as lines of ours outside any memory
+    block; their paths and names came from a repository, so they are shown as data lines are."""
+    keys: set[str] = set()
+    lines = []
+    for key, text in notices:
+        if key not in keys and hookstate.first_time(key):
+            lines.append(framing.data_line(f"memory-mcp: {text()}"))
+        keys.add(key)
+    return "\n".join(lines)
 
 
 def open_scopes(roots: dict[str, Path]) -> Scopes:
