@@ -58,6 +58,7 @@ from memory_mcp.truth.results import (
     StatusResult,
 )
 from memory_mcp.truth.roots import ScopeConfig, current_project
+from memory_mcp.truth.visible import shown
 
 if TYPE_CHECKING:
 
@@ -374,7 +375,7 @@ def _add_upkeep_tools(mcp: MCPServer, call: _Calls) -> None:
         archived) or `keep_both` (both stay; the pair is never raised again). Many pairs at once (an
         import's) are for the person: `memory-mcp conflicts --resolve`."""
         r = await call(lambda s: s.owner(id).resolve(options.Resolve(id=id, other_id=other_id, decision=decision)))
-        return _answer(r, r.message)
+        return _answer(r, shown(r.message))  # it names the memories' titles
 
     @mcp.tool(title="Feedback on a memory", annotations=WRITE)
     async def memory_feedback(
