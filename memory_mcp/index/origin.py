@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
-import socket
 from pathlib import Path
 
 from memory_mcp.index.db import Index
@@ -32,6 +30,8 @@ def machine() -> str:
             value = Path(name).read_text(encoding="ascii").strip()
             if value:
                 return value
+    import socket  # only where there is no machine id: 2 ms of every hook's start otherwise
+
     return socket.gethostname() or "unknown-host"
 
 
@@ -58,6 +58,8 @@ def is_ours(index: Index, root: Path, claim_file: Path) -> bool:
 def claim(index: Index, root: Path, claim_file: Path, because: str = "") -> None:
     """Mark `index` (empty, or just rebuilt) as built here for the store at `root`; `because` is
     kept for status when it replaced an index that came from elsewhere."""
+    import secrets  # only when an index is built, not on a hook's read
+
     value = f"{secrets.token_hex(16)} {machine()} {root.resolve()}"
     tmp = claim_file.with_name(f".{claim_file.name}.{os.getpid()}.tmp")
     tmp.write_text(value + "\n", encoding="utf-8")

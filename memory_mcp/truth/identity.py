@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import os
 import re
-import struct
 from pathlib import Path
 
 PROJECT_FOLDER = ".memory"
@@ -105,6 +104,8 @@ def _gitlink_in_index(index: Path, name: str) -> bool:
     """Whether git's index (versions 2 and 3) holds `name` as a gitlink (mode 160000). Read from the
     file rather than through `git ls-files`: only an empty `.memory` ever gets here, but a hook
     that starts git costs more than it has."""
+    import struct  # only an empty `.memory` gets here
+
     try:
         data = index.read_bytes()
     except OSError:
