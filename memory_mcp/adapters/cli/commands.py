@@ -10,66 +10,19 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable
 from typing import Any
 
 from memory_mcp.adapters import render
-from memory_mcp.app.scopes import Scopes
+from memory_mcp.adapters.cli.registry import command
+from memory_mcp.adapters.cli.stores import open_scopes
 from memory_mcp.truth import options
 from memory_mcp.truth.model import BulkDecision, Decision, FieldSpec, ForgetMode, Tool, Trust, settable
 from memory_mcp.truth.roots import PROJECT, USER
 
-Opener = Callable[[argparse.Namespace], Scopes]
-Adder = Callable[[argparse.ArgumentParser], None]
 # A person typing a memory at the command line is stating it; an agent's tool call defaults to inferred.
 CLI_TRUST = Trust.USER_STATED.value
 REORGANIZE_SHOWN = 20
 PAIRS_SHOWN = 50
-
-
-def add_parsers(sub: Any, common: argparse.ArgumentParser, user_store_option: Adder) -> None:
-    """The parsers of the memory commands, on the CLI's subcommand set."""
-    r = sub.add_parser("remember", parents=[common], help="write a new memory (the memory_remember tool)")
-    r.add_argument("content", nargs="*", help="the memory's text (a few sentences); without it, standard input")
-    r.add_argument("--title", help="short title (default: derived from the content)")
-    _field_options(r, "remember")
-    r.add_argument("--scope", choices=(PROJECT, USER), help="with --user-store: the store to write to "
-                   "(default: the project's)")
-    user_store_option(r)
-    u = sub.add_parser("update", parents=[common], help="change a memory's text or fields in place (memory_update)")
-    u.add_argument("id", help="the memory's id")
-    u.add_argument("--content", help="the new text")
-    u.add_argument("--title", help="the new title")
-    _field_options(u, "update")
-    f = sub.add_parser("forget", parents=[common], help="archive, deprecate, restore or purge a memory (memory_forget)")
-    f.add_argument("id", help="the memory's id")
-    f.add_argument("--mode", choices=[m.value for m in ForgetMode], default=ForgetMode.ARCHIVE.value,
-                   help="archive: hidden from recall; deprecate: wrong (needs --reason); restore; purge: "
-                        "delete the file (needs --confirm; git keeps it)")
-    f.add_argument("--reason", default="", help="why it is deprecated")
-    f.add_argument("--confirm", action="store_true", help="confirm a purge")
-    s = sub.add_parser("resolve", parents=[common], help="settle a conflict pair (memory_resolve)")
-    s.add_argument("id", help="the memory that stays (with supersede: the one that replaces the other)")
-    s.add_argument("other_id", help="the other memory of the pair")
-    s.add_argument("decision", choices=[d.value for d in Decision],
-                   help="supersede: id replaces other_id, which is archived; keep_both: never raised again")
-    c = sub.add_parser("conflicts", parents=[common], help="list the open conflict pairs, or settle them in bulk "
-                       "(a dry run without --yes)")
-    c.add_argument("--commit", help="only pairs on a memory this commit wrote (an import's: its report names it)")
-    c.add_argument("--id", help="only pairs on this memory")
-    c.add_argument("--limit", type=int, default=PAIRS_SHOWN, help=f"pairs shown (default {PAIRS_SHOWN})")
-    c.add_argument("--offset", type=int, default=0, help="pairs skipped before the first shown")
-    c.add_argument("--resolve", choices=[d.value for d in BulkDecision], dest="decision",
-                   help="settle every selected pair: keep_both (never raised again) or newer (the newer "
-                        "memory of each pair supersedes the older), as one commit")
-    c.add_argument("--yes", action="store_true", help="with --resolve: do it (without it, a dry run)")
-    d = sub.add_parser("read", parents=[common], help="a whole memory with its supersede chain and history (memory_read)")
-    d.add_argument("memory", help="its id, or its path (memories/name.md)")
-    for parser in (u, f, s, d, c):
-        user_store_option(parser)
-    o = sub.add_parser("reorganize", parents=[common], help="move a flat store's memories into month folders "
-                       "(memories/YYYY/MM/; a dry run without --yes)")
-    o.add_argument("--yes", action="store_true", help="make the moves, as one commit of renames")
 
 
 def _field_options(parser: argparse.ArgumentParser, tool: Tool) -> None:
@@ -108,32 +61,72 @@ def _fields(args: argparse.Namespace, tool: Tool) -> dict[str, object]:
     return out
 
 
-def remember(args: argparse.Namespace, open_scopes: Opener) -> int:
+def _remember_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("content", nargs="*", help="the memory's text (a few sentences); without it, standard input")
+    p.add_argument("--title", help="short title (default: derived from the content)")
+    _field_options(p, "remember")
+    p.add_argument("--scope", choices=(PROJECT, USER), help="with --user-store: the store to write to "
+                   "(default: the project's)")
+
+
+@command("remember", "write a new memory (the memory_remember tool)", _remember_options, user_store=True)
+def remember(args: argparse.Namespace) -> int:
     content = " ".join(args.content) if args.content else sys.stdin.read()
     opts = options.Remember(content=content, title=args.title, fields=_fields(args, "remember"))
     print(render.remember(open_scopes(args).store(args.scope).remember(opts)))
     return 0
 
 
-def update(args: argparse.Namespace, open_scopes: Opener) -> int:
+def _update_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("id", help="the memory's id")
+    p.add_argument("--content", help="the new text")
+    p.add_argument("--title", help="the new title")
+    _field_options(p, "update")
+
+
+@command("update", "change a memory's text or fields in place (memory_update)", _update_options, user_store=True)
+def update(args: argparse.Namespace) -> int:
     opts = options.Update(id=args.id, content=args.content, title=args.title, fields=_fields(args, "update"))
     print(render.read(open_scopes(args).owner(args.id).update(opts)))
     return 0
 
 
-def forget(args: argparse.Namespace, open_scopes: Opener) -> int:
+def _forget_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("id", help="the memory's id")
+    p.add_argument("--mode", choices=[m.value for m in ForgetMode], default=ForgetMode.ARCHIVE.value,
+                   help="archive: hidden from recall; deprecate: wrong (needs --reason); restore; purge: "
+                        "delete the file (needs --confirm; git keeps it)")
+    p.add_argument("--reason", default="", help="why it is deprecated")
+    p.add_argument("--confirm", action="store_true", help="confirm a purge")
+
+
+@command("forget", "archive, deprecate, restore or purge a memory (memory_forget)", _forget_options, user_store=True)
+def forget(args: argparse.Namespace) -> int:
     opts = options.Forget(id=args.id, mode=args.mode, reason=args.reason, confirm=args.confirm)
     print(render.forget(open_scopes(args).owner(args.id).forget(opts)))
     return 0
 
 
-def resolve(args: argparse.Namespace, open_scopes: Opener) -> int:
+def _resolve_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("id", help="the memory that stays (with supersede: the one that replaces the other)")
+    p.add_argument("other_id", help="the other memory of the pair")
+    p.add_argument("decision", choices=[d.value for d in Decision],
+                   help="supersede: id replaces other_id, which is archived; keep_both: never raised again")
+
+
+@command("resolve", "settle a conflict pair (memory_resolve)", _resolve_options, user_store=True)
+def resolve(args: argparse.Namespace) -> int:
     opts = options.Resolve(id=args.id, other_id=args.other_id, decision=args.decision)
     print(open_scopes(args).owner(args.id).resolve(opts).message)
     return 0
 
 
-def read(args: argparse.Namespace, open_scopes: Opener) -> int:
+def _read_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("memory", help="its id, or its path (memories/name.md)")
+
+
+@command("read", "a whole memory with its supersede chain and history (memory_read)", _read_options, user_store=True)
+def read(args: argparse.Namespace) -> int:
     scopes = open_scopes(args)
     by_path = "/" in args.memory or args.memory.endswith(".md")
     store = scopes.owner_of_path(args.memory) if by_path else scopes.owner(args.memory)
@@ -142,7 +135,20 @@ def read(args: argparse.Namespace, open_scopes: Opener) -> int:
     return 0
 
 
-def conflicts(args: argparse.Namespace, open_scopes: Opener) -> int:
+def _conflicts_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--commit", help="only pairs on a memory this commit wrote (an import's: its report names it)")
+    p.add_argument("--id", help="only pairs on this memory")
+    p.add_argument("--limit", type=int, default=PAIRS_SHOWN, help=f"pairs shown (default {PAIRS_SHOWN})")
+    p.add_argument("--offset", type=int, default=0, help="pairs skipped before the first shown")
+    p.add_argument("--resolve", choices=[d.value for d in BulkDecision], dest="decision",
+                   help="settle every selected pair: keep_both (never raised again) or newer (the newer "
+                        "memory of each pair supersedes the older), as one commit")
+    p.add_argument("--yes", action="store_true", help="with --resolve: do it (without it, a dry run)")
+
+
+@command("conflicts", "list the open conflict pairs, or settle them in bulk (a dry run without --yes)",
+         _conflicts_options, user_store=True)
+def conflicts(args: argparse.Namespace) -> int:
     store = open_scopes(args).store()
     opts = options.Conflicts(commit=args.commit, id=args.id, limit=args.limit, offset=args.offset,
                              decision=args.decision, apply=args.yes)
@@ -171,7 +177,13 @@ def conflicts(args: argparse.Namespace, open_scopes: Opener) -> int:
     return 0
 
 
-def reorganize(args: argparse.Namespace, open_scopes: Opener) -> int:
+def _reorganize_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--yes", action="store_true", help="make the moves, as one commit of renames")
+
+
+@command("reorganize", "move a flat store's memories into month folders (memories/YYYY/MM/; a dry run without "
+         "--yes)", _reorganize_options)
+def reorganize(args: argparse.Namespace) -> int:
     result = open_scopes(args).store().reorganize(apply=args.yes)
     verb = "moved" if result.applied else "would move"
     print(f"{verb} {render.count(len(result.moves), 'memory', 'memories')} into month folders"
@@ -186,9 +198,3 @@ def reorganize(args: argparse.Namespace, open_scopes: Opener) -> int:
         print("Run `memory-mcp reorganize --yes` to move them: one commit of renames, which "
               "`git log --follow <file>` follows; ids and links stay as they are.")
     return 0
-
-
-COMMANDS: dict[str, Callable[[argparse.Namespace, Opener], int]] = {
-    "remember": remember, "update": update, "forget": forget, "resolve": resolve, "read": read,
-    "reorganize": reorganize, "conflicts": conflicts,
-}

@@ -12,8 +12,8 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import Any
 
+from memory_mcp.adapters.cli.registry import command
 from memory_mcp.app import consent
 from memory_mcp.truth import identity, roots
 from memory_mcp.truth.errors import InvalidArgument, UnsafeStore
@@ -21,14 +21,14 @@ from memory_mcp.truth.layout import is_store
 from memory_mcp.truth.visible import shown
 
 
-def add_parser(sub: Any, common: argparse.ArgumentParser) -> None:
-    t = sub.add_parser("trust", parents=[common], help="trust a project store that came with a repository "
-                       "(asks on a terminal); --list, --revoke")
+def _options(t: argparse.ArgumentParser) -> None:
     t.add_argument("path", nargs="?", type=Path, help="the store (default: this folder's project store)")
     t.add_argument("--list", action="store_true", help="the stores this machine trusts")
     t.add_argument("--revoke", action="store_true", help="stop trusting the store")
 
 
+@command("trust", "trust a project store that came with a repository (asks on a terminal); --list, --revoke",
+         _options)
 def run(args: argparse.Namespace) -> int:
     if args.list:
         decided = consent.decisions()

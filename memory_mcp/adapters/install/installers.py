@@ -33,23 +33,6 @@ DEFAULT_SCOPE = {"claude-code": "local", "codex": "user", "gemini": "user", "cur
 NAME = claude_code.SERVER_NAME
 
 
-def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser,
-                user_store_option: Callable[[argparse.ArgumentParser], None]) -> None:
-    """The `install` and `uninstall` subcommands."""
-    for verb, text in (("install", "register the server with a client"),
-                       ("uninstall", "remove what `install` wrote for a client")):
-        p = sub.add_parser(verb, parents=[common], help=text)
-        p.add_argument("client", choices=CLIENTS)
-        p.add_argument("--scope", choices=["local", "project", "user"], default=None,
-                       help="claude-code: local (default; you, this folder), project (.mcp.json at the git root, "
-                            "shared) or user (you, every folder); codex, gemini, cursor: user (default) or project")
-        if verb == "install":
-            p.add_argument("--hook", action="store_true",
-                           help="claude-code: also add a SessionStart hook that puts the digest in front of every "
-                                "session")
-            user_store_option(p)
-
-
 @dataclass(frozen=True)
 class Where:
     """Where one registration goes: the folders it depends on and the stores it serves."""
