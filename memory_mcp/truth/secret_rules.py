@@ -18,10 +18,22 @@ from dataclasses import dataclass
 _ABOUT_A_SECRET = ("name", "id", "ids", "arn", "path", "file", "url", "uri", "policy", "length", "len",
                    "type", "ttl", "expiry", "expires", "header", "env", "ref", "endpoint", "count", "hint",
                    "label", "prefix", "limit", "limits", "rotation", "store", "manager", "provider", "scope",
-                   "scopes", "version", "field", "format", "kind", "size", "usage", "bucket")
+                   "scopes", "version", "field", "format", "kind", "size", "usage", "bucket", "template")
 _PLACEHOLDER = re.compile(
     r"^(?:[$<{%*]|\.{3}|x{4,}|your|example|changeme|redacted|dummy|placeholder|none|null|true|false"
-    r"|/|~/|\./|https?:)|os\.environ|process\.env|getenv|\$\{|\{\{", re.IGNORECASE)
+    # `file:`, `env:`, `fd:`: where openssl and friends are told to read the secret from.
+    r"|https?:|file:|env:|fd:)|os\.environ|process\.env|getenv|\$\{|\{\{", re.IGNORECASE)
+_PATH = re.compile(r"^(?:/|~/|\./)")
+
+
+def _path(value: str) -> bool:
+    """A file path (`/run/secrets/db`, `~/.ssh/id_ed25519`), not base64 that starts with a slash: no
+    part of it is a long random run."""
+    return bool(_PATH.match(value)) and not any(len(part) >= 20 and _random_run(part) for part in value.split("/"))
+
+
+def _random_run(part: str) -> bool:
+    return _classes(part) >= 3 and entropy(part) >= 4.0
 
 
 def entropy(value: str) -> float:
@@ -36,7 +48,7 @@ def _classes(value: str) -> int:
 
 def looks_random(value: str) -> bool:
     """A value a person did not make up as a word or an identifier: long enough, mixed, unpredictable."""
-    if len(value) < 8 or _PLACEHOLDER.search(value):
+    if len(value) < 8 or _PLACEHOLDER.search(value) or _path(value):
         return False
     has_letter, has_digit = re.search("[A-Za-z]", value), re.search("[0-9]", value)
     mixed = bool(has_letter and has_digit) or _classes(value) >= 3
@@ -55,7 +67,8 @@ _PLACEHOLDER_WORDS = {"password", "passwd", "pass", "pwd", "secret", "changeme",
 
 def _placeholder(value: str) -> bool:
     # `[`: what `mask` leaves (`[redacted ...]`) must not be flagged again.
-    return bool(_PLACEHOLDER.search(value)) or value.lower() in _PLACEHOLDER_WORDS or value[:1] in ":@%["
+    return (bool(_PLACEHOLDER.search(value)) or _path(value) or value.lower() in _PLACEHOLDER_WORDS
+            or value[:1] in ":@%[")
 
 
 def _aws_secret(m: re.Match[str]) -> bool:
@@ -69,7 +82,8 @@ def _aws_secret(m: re.Match[str]) -> bool:
 _SECRET_WORDS = {"password", "passwd", "pwd", "pw", "pass", "passphrase", "secret", "secrets", "token", "tokens",
                  "credential", "credentials", "apikey", "auth", "authkey", "pat"}
 _SECRET_PAIRS = {("api", "key"), ("access", "key"), ("private", "key"), ("secret", "key"), ("account", "key"),
-                 ("signing", "key"), ("master", "key"), ("encryption", "key")}
+                 ("signing", "key"), ("master", "key"), ("encryption", "key"), ("storage", "key"), ("license", "key"),
+                 ("insert", "key"), ("browser", "key")}
 
 
 def _name_words(name: str) -> list[str]:
@@ -94,6 +108,26 @@ def _password_name(name: str) -> bool:
     return any(w in _PASSWORD_WORDS or w.endswith(("password", "passwd")) for w in _name_words(name))
 
 
+def _holds_a_token(value: str) -> bool:
+    """A dotted value one of whose parts is a token (`dp.st.prd.<43 random>`), not an attribute path."""
+    return any(len(part) >= 20 and looks_random(part) for part in value.split("."))
+
+
+# A password made of lower-case words or letters (correcthorsebatterystaple, amber-otter-violet-lemon):
+# one word of 12 or more letters, or three or more words joined by hyphens. Not an identifier: no `_`.
+_LOWER_PASSWORD = re.compile(r"[a-z]{12,}|[a-z]+(?:-[a-z0-9]+){2,}")
+
+
+def _whole_line(m: re.Match[str]) -> bool:
+    """The assignment is all its line holds (an env file's `NAME=value`, YAML's `name: value`), where an
+    unquoted value is a literal string rather than code."""
+    text, start, end = m.string, m.start(), m.end()
+    head = text[text.rfind("\n", 0, start) + 1:start].strip()
+    tail_end = text.find("\n", end)
+    tail = text[end:tail_end if tail_end >= 0 else len(text)]
+    return head in ("", "export", "-") and not tail.strip()
+
+
 def _assigned(m: re.Match[str]) -> bool:
     name = m.group("name")
     if not _secret_name(name):
@@ -108,12 +142,33 @@ def _assigned(m: re.Match[str]) -> bool:
             return "passphrase" in name.lower() and len(quoted.split()) >= 3
         return len(quoted) >= 6 if _password_name(name) else looks_random(quoted)
     value = m.group("value")
-    if _REFERENCE.search(value) or _placeholder(value):
+    if (_REFERENCE.search(value) and not _holds_a_token(value)) or _placeholder(value):
+        return False
+    if looks_random(value):
+        return True
+    if not _password_name(name):
         return False
     # A password of letters only (PGPASSWORD=RbcOiCxcaZCGDGBL) mixes cases where an identifier would
-    # be a word or a name in code.
-    return looks_random(value) or (_password_name(name) and re.fullmatch(r"[A-Za-z]{10,}", value) is not None
-                                   and _classes(value) == 2 and entropy(value) >= 3.0)
+    # be a word or a name in code; one of lower-case words counts where the line is a literal's.
+    return ((re.fullmatch(r"[A-Za-z]{10,}", value) is not None and _classes(value) == 2 and entropy(value) >= 3.0)
+            or (_LOWER_PASSWORD.fullmatch(value) is not None and entropy(value) >= 2.5 and _whole_line(m)))
+
+
+def _flag_value(m: re.Match[str]) -> bool:
+    """`--account-key <value>`, `-StorageAccountKey "<value>"`: a flag named for a secret, then its value."""
+    name, value = m.group("name"), m.group("value")
+    if not _secret_name(name) or _placeholder(value) or (_REFERENCE.search(value) and not _holds_a_token(value)):
+        return False
+    return looks_random(value) or (_password_name(name) and len(value) >= 8 and len(set(value)) >= 5)
+
+
+def _pem_in_base64(m: re.Match[str]) -> bool:
+    """Base64 of a PEM private key (kubeconfig's client-key-data, a Kubernetes TLS secret's tls.key)."""
+    head = m.group("value")[:88]
+    try:
+        return b"PRIVATE KEY" in base64.b64decode(head[:len(head) // 4 * 4])
+    except (binascii.Error, ValueError):
+        return False
 
 
 def _url_password(m: re.Match[str]) -> bool:
@@ -216,7 +271,7 @@ RULES: list[Rule] = [
     _rule("OpenRouter API key", _S + r"sk-or-v1-[A-Za-z0-9]{32,}", needles=("sk-or-v1-",)),
     _rule("OpenAI API key", _S + r"sk-(?!ant-|or-v1-)(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}", needles=("sk-",)),
     _rule("Groq API key", _S + r"gsk_[A-Za-z0-9]{40,}", needles=("gsk_",)),
-    _rule("Hugging Face token", _S + r"hf_[A-Za-z0-9]{30,}", needles=("hf_",)),
+    _rule("Hugging Face token", _S + r"(?:hf_|api_org_)[A-Za-z0-9]{30,}", needles=("hf_", "api_org_")),
     _rule("Replicate API token", _S + r"r8_[A-Za-z0-9]{30,}", needles=("r8_",)),
     _rule("xAI API key", _S + r"xai-[A-Za-z0-9]{50,}", needles=("xai-",)),
     _rule("Perplexity API key", _S + r"pplx-[A-Za-z0-9]{40,}", needles=("pplx-",)),
@@ -238,9 +293,56 @@ RULES: list[Rule] = [
     _rule("Shopify token", _S + r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}", needles=("shpat_", "shpca_", "shppa_", "shpss_")),
     _rule("Linear API key", _S + r"lin_api_[A-Za-z0-9]{40}", needles=("lin_api_",)),
     _rule("Notion token", _S + r"(?:secret_|ntn_)[A-Za-z0-9]{40,}", needles=("secret_", "ntn_")),
+    # The families of the public rule sets by their vendors' prefixes and lengths (issue 32).
+    _rule("Atlassian API token", _S + r"AT(?:ATT|CTT)3[A-Za-z0-9_=-]{150,}", needles=("ATATT3", "ATCTT3")),
+    _rule("Bitbucket app password", _S + r"ATBB[A-Za-z0-9]{32}\b", needles=("ATBB",)),
+    _rule("Databricks token", _S + r"dapi[a-f0-9]{32}(?:-\d)?\b", needles=("dapi",)),
+    _rule("Grafana token", _S + r"(?:glsa_[A-Za-z0-9]{32}_[a-fA-F0-9]{8}\b|glc_[A-Za-z0-9+/]{32,}={0,2}|eyJrIjoi[A-Za-z0-9+/]{40,}={0,2})",
+          needles=("glsa_", "glc_", "eyJrIjoi")),
+    _rule("New Relic key", _S + r"(?:NRAK-[A-Z0-9]{27}|NRII-[A-Za-z0-9_-]{32}|NRJS-[a-f0-9]{19}|NRIQ-[A-Za-z0-9_-]{32})(?![A-Za-z0-9_-])"
+          r"|(?<![0-9a-f])[a-f0-9]{36}NRAL\b", needles=("NRAK-", "NRII-", "NRJS-", "NRIQ-", "NRAL")),
+    _rule("Doppler token", _S + r"dp\.(?:pt|st|ct|sa|said|scim|audit)\.(?:[a-z0-9_-]{2,35}\.)?[A-Za-z0-9]{40,44}\b",
+          needles=("dp.",)),
+    _rule("Dynatrace token", _S + r"dt0[a-z]\d\d\.[A-Z0-9]{24}\.[A-Z0-9]{64}\b", needles=("dt0",)),
+    _rule("Postman API key", _S + r"PMAK-[a-f0-9]{24}-[a-f0-9]{34}\b", needles=("PMAK-",)),
+    _rule("Pulumi token", _S + r"pul-[a-f0-9]{40}\b", needles=("pul-",)),
+    _rule("PlanetScale token", _S + r"pscale_(?:tkn|pw|oauth)_[A-Za-z0-9_.=-]{32,64}", needles=("pscale_",)),
+    _rule("Sentry token", _S + r"(?:sntryu_[a-f0-9]{64}\b|sntrys_eyJ[A-Za-z0-9+/=]{40,}_[A-Za-z0-9+/]{43})",
+          needles=("sntryu_", "sntrys_")),
+    _rule("Square token", _S + r"(?:EAAA[A-Za-z0-9_-]{60}|sq0(?:atp|csp)-[A-Za-z0-9_-]{22,43})(?![A-Za-z0-9_-])",
+          needles=("EAAA", "sq0atp-", "sq0csp-")),
+    _rule("Facebook access token", _S + r"EAA[A-Z][A-Za-z0-9]{100,}", needles=("EAA",)),
+    _rule("Brevo API key", _S + r"xkeysib-[a-f0-9]{64}-[A-Za-z0-9]{16}", needles=("xkeysib-",)),
+    _rule("1Password service account token", _S + r"ops_eyJ[A-Za-z0-9+/]{100,}={0,3}", needles=("ops_eyJ",)),
+    _rule("Alibaba Cloud access key id", _S + r"LTAI[A-Za-z0-9]{12,20}\b", needles=("LTAI",)),
+    _rule("Adobe client secret", _S + r"p8e-[A-Za-z0-9]{32}\b", needles=("p8e-",)),
+    _rule("Clojars token", _S + r"CLOJARS_[a-z0-9]{60}\b", needles=("CLOJARS_",)),
+    _rule("Duffel token", _S + r"duffel_(?:test|live)_[A-Za-z0-9_=-]{43}", needles=("duffel_",)),
+    _rule("EasyPost key", _S + r"EZ[AT]K[A-Za-z0-9]{54}\b", needles=("EZAK", "EZTK")),
+    _rule("Flutterwave key", _S + r"FLWSECK(?:_TEST)?-[a-h0-9]{12,32}(?:-X)?\b", needles=("FLWSECK",)),
+    _rule("Fly.io token", _S + r"(?:fo1_[\w-]{43}|fm[12][ar]?_[A-Za-z0-9+/]{100,}={0,3})", needles=("fo1_", "fm1", "fm2")),
+    _rule("Frame.io token", _S + r"fio-u-[A-Za-z0-9_=-]{64}", needles=("fio-u-",)),
+    _rule("Harness token", _S + r"(?:pat|sat)\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{20}\b", needles=("pat.", "sat.")),
+    _rule("Infracost token", _S + r"ico-[A-Za-z0-9]{32}\b", needles=("ico-",)),
+    _rule("Prefect token", _S + r"pnu_[A-Za-z0-9]{36}\b", needles=("pnu_",)),
+    _rule("ReadMe token", _S + r"rdme_[a-z0-9]{70}\b", needles=("rdme_",)),
+    _rule("RubyGems token", _S + r"rubygems_[a-f0-9]{48}\b", needles=("rubygems_",)),
+    _rule("Scalingo token", _S + r"tk-us-[\w-]{48}", needles=("tk-us-",)),
+    _rule("Shippo token", _S + r"shippo_(?:live|test)_[a-fA-F0-9]{40}\b", needles=("shippo_",)),
+    _rule("OpenShift token", _S + r"sha256~[\w-]{43}(?![\w-])", needles=("sha256~",)),
+    _rule("Sourcegraph token", _S + r"sgp_(?:[a-fA-F0-9]{16}_|local_)?[a-fA-F0-9]{40}\b", needles=("sgp_",)),
+    _rule("Typeform token", _S + r"tfp_[A-Za-z0-9_.=-]{59}", needles=("tfp_",)),
+    _rule("Artifactory token", _S + r"AKCp[A-Za-z0-9]{69}\b", needles=("AKCp",)),
+    _rule("MaxMind license key", _S + r"[A-Za-z0-9]{6}_[A-Za-z0-9]{29}_mmk\b", needles=("_mmk",)),
+    _rule("Cloudflare origin CA key", _S + r"v1\.0-[a-f0-9]{24}-[a-f0-9]{146}\b", needles=("v1.0-",)),
+    _rule("GitLab runner registration token", _S + r"GR1348941[\w-]{20}", needles=("GR1348941",)),
+    _rule("Yandex API key", _S + r"AQVN[A-Za-z0-9_-]{35,38}(?![A-Za-z0-9_-])", needles=("AQVN",)),
     # key material and tokens of any issuer
-    _rule("private key block", r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|PuTTY-User-Key-File-\d:",
-          needles=("-----BEGIN ", "PuTTY-User-Key-File-")),
+    # In any case: people retype a header in lower case, and a key that parses or not is still a key.
+    _rule("private key block", r"(?i:-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----)|PuTTY-User-Key-File-\d:",
+          needles=("-----begin ", "putty-user-key-file-"), folded=True),
+    _rule("private key block in base64", r"(?<![A-Za-z0-9+/])(?P<value>LS0tLS1CRUdJT[A-Za-z0-9+/]{40,}={0,2})",
+          _pem_in_base64, needles=("LS0tLS1CRUdJT",)),
     _rule("age secret key", _S + r"AGE-SECRET-KEY-1[0-9A-Z]{58}", needles=("AGE-SECRET-KEY-1",)),
     _rule("JSON web token", _S + r"eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}", needles=("eyJ",)),
     # `redis://:pw@host` has no user name.
@@ -253,7 +355,9 @@ RULES: list[Rule] = [
     # The client secrets Entra ID (Azure AD) issues: three characters, a digit, `Q~`, 31 to 34 more.
     _rule("Azure AD client secret", r"(?<![A-Za-z0-9_~.-])[A-Za-z0-9_~.-]{3}\dQ~[A-Za-z0-9_~.-]{31,34}(?![A-Za-z0-9_~.-])",
           needles=("Q~",)),
-    _rule("bearer token", r"(?i)\bbearer\s+(?P<value>[A-Za-z0-9._~+/=-]{20,})", needles=("bearer",), folded=True),
+    # Okta's API tokens go in `Authorization: SSWS <token>`.
+    _rule("bearer token", r"(?i)\b(?:bearer|ssws)\s+(?P<value>[A-Za-z0-9._~+/=-]{20,})", needles=("bearer", "ssws"),
+          folded=True),
     _rule("basic auth credentials", r"(?i)\bbasic\s+(?P<value>[A-Za-z0-9+/]{6,}={0,2})(?![A-Za-z0-9+/=])",
           _basic_auth, needles=("basic",), folded=True),
     # curl -u user:pw, mysql -pPW: a password typed on a command line.
@@ -264,11 +368,21 @@ RULES: list[Rule] = [
           lambda m: _command_password(_Value(m)), needles=("curl", "mysql", "docker"), folded=True,
           anchor=r"curl|mysql|docker"),
     _rule("credential assigned to a name",
-          r"(?<![\w.-])(?P<name>[\w.-]{1,80})[\"']?[ \t]*(?::=|=>|=|:)[ \t]*"
+          # Not after `/`: in `https://token.example.com:8443/x` the host is no name.
+          r"(?<![\w./-])(?P<name>[\w.-]{1,80})[\"']?[ \t]*(?::=|=>|=|:)[ \t]*"
           r"(?:(?P<q>[\"'`])(?P<qvalue>[^\"'`\n]{4,200})(?P=q)|[\"']?(?P<value>[^\s\"'`,;)]{8,200}))",
           # Every secret name holds one of these (see _SECRET_WORDS and _SECRET_PAIRS).
           _assigned, needles=("pass", "pw", "secret", "token", "credential", "auth", "pat", "key"), folded=True,
           anchor=r"pass|pw|secret|token|credential|auth|pat|key", back=True),
+    _rule("credential on a command line flag",
+          r"(?<![\w-])--?(?P<name>[A-Za-z][\w-]{1,40})[ \t]+(?P<q>[\"']?)(?P<value>[^\s\"'$<{%-][^\s\"']{5,200})(?P=q)"
+          r"(?![^\s\"'])",
+          _flag_value, needles=("pass", "pw", "secret", "token", "credential", "auth", "key"), folded=True,
+          anchor=r"(?<![\w-])--?[a-z]"),
+    # A Google service account's key id names the key; with the account's e-mail it is half a credential.
+    _rule("Google service account key id",
+          r"(?i)private[_-]?key[_-]?id[\"']?[ \t]*(?::|=>|=)[ \t]*[\"']?(?P<value>[0-9a-f]{40})(?![0-9a-z])",
+          needles=("private_key_id", "private-key-id", "privatekeyid"), folded=True),
     # "the staging DB password is ...": a secret's name, a few words, then is / was / : and the value.
     _rule("credential stated in prose",
           r"(?i)\b(?:passwords?|passphrase|passwd|secret|token|api[ _-]?key|access[ _-]key|client[ _-]secret)\b"

@@ -100,7 +100,7 @@ def _slug(kind: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", kind.lower()).strip("-")
 
 
-_KEY_END = re.compile(r"-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")
+_KEY_END = re.compile(r"-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----", re.IGNORECASE)
 
 
 def _span(rule: Rule, m: re.Match[str], text: str) -> tuple[int, int]:
@@ -109,7 +109,7 @@ def _span(rule: Rule, m: re.Match[str], text: str) -> tuple[int, int]:
     for group in ("value", "qvalue", "value2", "value3"):
         if group in rule.pattern.groupindex and m.group(group) is not None:
             return m.span(group)
-    if rule.kind == "private key block" and m.group().startswith("-----BEGIN"):
+    if rule.kind == "private key block" and m.group()[:10].upper() == "-----BEGIN":
         end = _KEY_END.search(text, m.end())
         return m.start(), end.end() if end else len(text)
     return m.span()

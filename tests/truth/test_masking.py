@@ -4,6 +4,7 @@ whether git history already has the file (a sync brings it committed) or not."""
 
 from __future__ import annotations
 
+import base64
 import json
 import random
 import string
@@ -79,3 +80,52 @@ def test_a_credential_that_came_by_sync_is_reported_as_already_committed(tmp_pat
     assert flag.path == "memories/staging-db.md" and flag.committed
     [hit] = a.recall("staging petrelbase").results
     assert secret not in json.dumps(a.read(hit.id).body) and secret not in a.export_text(a.export())
+
+
+def _issue_32_values() -> dict[str, str]:
+    """One value of each family issue 32 found the scanner missing, in the line it was written in.
+    Made up at test time in the vendors' shapes."""
+    rng = random.Random()
+
+    def r(alphabet: str, n: int) -> str:
+        return "".join(rng.choice(alphabet) for _ in range(n))
+    b64, hexd, urlsafe = string.ascii_letters + string.digits + "+/", "0123456789abcdef", string.ascii_letters + string.digits + "_-"
+    pem = f"-----BEGIN RSA PRIVATE KEY-----\n{r(b64, 64)}\n-----END RSA PRIVATE KEY-----\n"
+    return {
+        '"private_key_id": "{}"': r(hexd, 40),
+        "az storage blob list --account-name petrel --account-key {} -c logs": r(b64, 86) + "==",
+        "JIRA_API_TOKEN={}": "ATATT3xFfGF0" + r(urlsafe, 171) + "=" + r(hexd.upper(), 8),
+        "the workspace token is {}": "dapi" + r(hexd, 32),
+        "grafana: {}": f"glsa_{r(string.ascii_letters + string.digits, 32)}_{r(hexd, 8)}",
+        "Authorization: SSWS {}": "00" + r(urlsafe, 40),
+        "New Relic user key {}": "NRAK-" + r(string.ascii_uppercase + string.digits, 27),
+        "    client-key-data: {}": base64.b64encode(pem.encode()).decode(),
+        "-----begin rsa private key-----\n{}\n-----end rsa private key-----": r(b64, 64),
+        "PASSPHRASE={}": r(string.ascii_lowercase, 18),
+    }
+
+
+def test_the_hooks_and_the_cli_mask_each_family_the_scanner_missed(tmp_path: Path) -> None:
+    # Issue 32: these ten shapes passed the scanner, so a hand-written file holding one was shown
+    # word for word by the hooks, recall and export.
+    store = make_store(tmp_path / "store")
+    values = _issue_32_values()
+    body = "\n".join(frame.format(value) for frame, value in values.items())
+    (store / "memories" / "petrel-access.md").write_text(
+        f"---\ntype: fact\nentities: [petrelbase]\n---\n# Petrelbase access\n\nHow ops reach petrelbase:\n{body}\n")
+    env = server_env(store, tmp_path)
+    shown = []
+    for args in (["export"], ["recall", "petrelbase access"]):
+        done = subprocess.run([str(EXE), *args, "--store", str(store)], capture_output=True, text=True,
+                              env=env, timeout=60)
+        assert done.returncode == 0, (args, done.stderr)
+        shown.append(done.stdout + done.stderr)
+    payload = {"session_id": "s1", "transcript_path": str(tmp_path / "t.jsonl"), "cwd": str(tmp_path),
+               "hook_event_name": "UserPromptSubmit", "prompt": "how do ops reach petrelbase? the access notes"}
+    done = subprocess.run([str(EXE), "hook", "UserPromptSubmit", "--store", str(store)], input=json.dumps(payload),
+                          capture_output=True, text=True, env=env, timeout=60)
+    assert done.returncode == 0 and "petrelbase" in done.stdout.lower(), done.stdout
+    shown.append(done.stdout)
+    leaked = [frame for frame, value in values.items() for out in shown if value in out]
+    assert leaked == [], leaked  # the frames only, never the values
+    assert "[redacted" in shown[0]

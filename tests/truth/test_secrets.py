@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from conftest import Session, commit_count, git, new_id
+from test_secrets_corpus import CREDENTIALS as CORPUS
 
 from memory_mcp.truth.secrets import scan
 
@@ -141,7 +142,9 @@ def test_near_misses_are_not_credentials(text: str) -> None:
 def test_every_kind_of_the_scanner_is_in_the_corpus() -> None:
     from memory_mcp.truth.secret_rules import RULES as _RULES  # the corpus must grow with the rules
 
-    missing = {r.kind for r in _RULES} - {k for k, _, _ in POSITIVES}
+    # The generated corpus (test_secrets_corpus.py) holds the vendors issue 32 added, in every way.
+    generated = {f.kind for _, _, text in CORPUS for f in scan(text)}
+    missing = {r.kind for r in _RULES} - {k for k, _, _ in POSITIVES} - generated
     # Vendors whose samples would only repeat a prefix test; each has a rule of the same shape above.
     assert missing <= {"Google OAuth access token", "Azure shared access signature", "DigitalOcean token",
                        "HashiCorp Vault token", "Terraform Cloud token", "PyPI token", "LangSmith API key",
@@ -166,6 +169,7 @@ def test_prefilter_never_skips_a_rule_that_would_match() -> None:
     from memory_mcp.truth.secret_rules import RULES as _RULES
 
     texts = [frame.format(value) for _, frame, value in POSITIVES] + NEAR_MISSES + SHAPES
+    texts += [text for _, _, text in CORPUS]
     texts += [t.swapcase() for t in texts] + [t.upper() for t in texts] + [t.lower() for t in texts]
     matched: set[str] = set()
     for rule in _RULES:

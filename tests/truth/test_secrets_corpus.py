@@ -47,6 +47,25 @@ def password() -> str:
     return RNG.choice(["Summer", "Kestrel", "Winter", "Falcon", "Orchid"]) + r(DIGITS, 4) + RNG.choice("!#%&*")
 
 
+def b64json(obj: str) -> str:
+    return base64.b64encode(obj.encode()).decode().rstrip("=")
+
+
+def grafana_cloud() -> str:
+    return "glc_" + b64json(f'{{"o":"{r(DIGITS, 6)}","n":"stack-{r(DIGITS, 6)}-hm-read","k":"{r(ALNUM, 24)}",'
+                            '"m":{"r":"prod-eu-west-2"}}')
+
+
+def grafana_api_key() -> str:  # the keys older Grafanas issue: base64 of {"k":...,"n":...,"id":...}
+    return b64json(f'{{"k":"{r(ALNUM, 32)}","n":"ci-{r(LOWER, 6)}","id":{r(DIGITS, 1)}}}')
+
+
+def sentry_org() -> str:
+    claims = b64json(f'{{"iat":17{r(DIGITS, 8)}.5,"url":"https://sentry.io","region_url":"https://de.sentry.io",'
+                     f'"org":"{r(LOWER, 8)}"}}')
+    return f"sntrys_{claims}_{r(B64, 43)}"
+
+
 # kind -> (environment variable name, value generator). Vendor shapes: prefix, alphabet, length.
 KINDS: dict[str, tuple[str, Callable[[], str]]] = {
     "aws-access-key-id": ("AWS_ACCESS_KEY_ID", lambda: "AKIA" + r(UPPER + "234567", 16)),
@@ -81,6 +100,63 @@ KINDS: dict[str, tuple[str, Callable[[], str]]] = {
     "age": ("AGE_KEY", lambda: "AGE-SECRET-KEY-1" + r(UPPER + DIGITS, 58)),
     "random-password": ("DB_PASSWORD", password),
     "api-key-without-prefix": ("MISTRAL_API_KEY", lambda: r(ALNUM, 32)),
+    # Issue 32: the families an outside corpus found missing, each in every way below.
+    "atlassian-api-token": ("JIRA_API_TOKEN", lambda: "ATATT3xFfGF0" + r(URLSAFE, 171) + "=" + r(HEX.upper(), 8)),
+    "atlassian-admin-key": ("ATLASSIAN_ADMIN_KEY", lambda: "ATCTT3xFfGN0" + r(URLSAFE, 171) + "=" + r(HEX.upper(), 8)),
+    "bitbucket-app-password": ("BITBUCKET_APP_PASSWORD", lambda: "ATBB" + r(ALNUM, 32)),
+    "databricks": ("DATABRICKS_TOKEN", lambda: "dapi" + r(HEX, 32)),
+    "databricks-suffixed": ("DATABRICKS_HOST_TOKEN", lambda: "dapi" + r(HEX, 32) + "-2"),
+    "grafana-service-account": ("GRAFANA_SERVICE_ACCOUNT_TOKEN", lambda: f"glsa_{r(ALNUM, 32)}_{r(HEX, 8)}"),
+    "grafana-cloud": ("GRAFANA_CLOUD_ACCESS_POLICY_TOKEN", grafana_cloud),
+    "grafana-api-key": ("GRAFANA_API_KEY", grafana_api_key),
+    "okta": ("OKTA_API_TOKEN", lambda: "00" + r(URLSAFE, 40)),
+    "new-relic-user-key": ("NEW_RELIC_API_KEY", lambda: "NRAK-" + r(UPPER + DIGITS, 27)),
+    "new-relic-insert-key": ("NEW_RELIC_INSERT_KEY", lambda: "NRII-" + r(URLSAFE, 32)),
+    "new-relic-license-key": ("NEW_RELIC_LICENSE_KEY", lambda: r(HEX, 36) + "NRAL"),
+    "new-relic-browser-key": ("NEW_RELIC_BROWSER_KEY", lambda: "NRJS-" + r(HEX, 19)),
+    "gcp-private-key-id": ("GOOGLE_PRIVATE_KEY_ID", lambda: r(HEX, 40)),
+    "azure-storage-key": ("AZURE_STORAGE_KEY", lambda: r(B64, 86) + "=="),
+    # More families of the public rule sets, in their vendors' prefixes and lengths.
+    "doppler": ("DOPPLER_TOKEN", lambda: "dp.pt." + r(ALNUM, 43)),
+    "dynatrace": ("DT_API_TOKEN", lambda: f"dt0c01.{r(UPPER + DIGITS, 24)}.{r(UPPER + DIGITS, 64)}"),
+    "postman": ("POSTMAN_API_KEY", lambda: f"PMAK-{r(HEX, 24)}-{r(HEX, 34)}"),
+    "pulumi": ("PULUMI_ACCESS_TOKEN", lambda: "pul-" + r(HEX, 40)),
+    "planetscale": ("PLANETSCALE_TOKEN", lambda: "pscale_tkn_" + r(URLSAFE, 43)),
+    "sentry-user": ("SENTRY_AUTH_TOKEN", lambda: "sntryu_" + r(HEX, 64)),
+    "sentry-org": ("SENTRY_ORG_AUTH_TOKEN", sentry_org),
+    "square": ("SQUARE_ACCESS_TOKEN", lambda: "EAAA" + r(URLSAFE, 60)),
+    "square-secret": ("SQUARE_APPLICATION_SECRET", lambda: "sq0csp-" + r(URLSAFE, 43)),
+    "sendinblue": ("SENDINBLUE_API_KEY", lambda: f"xkeysib-{r(HEX, 64)}-{r(ALNUM, 16)}"),
+    "1password": ("OP_SERVICE_ACCOUNT_TOKEN", lambda: "ops_eyJ" + r(B64, 300)),
+    "alibaba": ("ALIBABA_CLOUD_ACCESS_KEY_ID", lambda: "LTAI" + r(ALNUM, 20)),
+    "adobe": ("ADOBE_CLIENT_SECRET", lambda: "p8e-" + r(ALNUM, 32)),
+    "clojars": ("CLOJARS_DEPLOY_TOKEN", lambda: "CLOJARS_" + r(LOWER + DIGITS, 60)),
+    "duffel": ("DUFFEL_ACCESS_TOKEN", lambda: "duffel_live_" + r(URLSAFE, 43)),
+    "easypost": ("EASYPOST_API_KEY", lambda: "EZAK" + r(ALNUM, 54)),
+    "flutterwave": ("FLW_SECRET_KEY", lambda: f"FLWSECK_TEST-{r(HEX, 32)}-X"),
+    "fly": ("FLY_API_TOKEN", lambda: "fo1_" + r(URLSAFE, 43)),
+    "frameio": ("FRAMEIO_TOKEN", lambda: "fio-u-" + r(URLSAFE, 64)),
+    "harness": ("HARNESS_API_KEY", lambda: f"pat.{r(URLSAFE, 22)}.{r(ALNUM, 24)}.{r(ALNUM, 20)}"),
+    "infracost": ("INFRACOST_API_KEY", lambda: "ico-" + r(ALNUM, 32)),
+    "prefect": ("PREFECT_API_KEY", lambda: "pnu_" + r(ALNUM, 36)),
+    "readme": ("README_API_KEY", lambda: "rdme_" + r(LOWER + DIGITS, 70)),
+    "rubygems": ("GEM_HOST_API_KEY", lambda: "rubygems_" + r(HEX, 48)),
+    "scalingo": ("SCALINGO_API_TOKEN", lambda: "tk-us-" + r(URLSAFE, 48)),
+    "shippo": ("SHIPPO_API_TOKEN", lambda: "shippo_live_" + r(HEX, 40)),
+    "openshift": ("OPENSHIFT_TOKEN", lambda: "sha256~" + r(URLSAFE, 43)),
+    "sourcegraph": ("SRC_ACCESS_TOKEN", lambda: "sgp_" + r(HEX, 40)),
+    "typeform": ("TYPEFORM_TOKEN", lambda: "tfp_" + r(URLSAFE, 59)),
+    "artifactory": ("ARTIFACTORY_API_KEY", lambda: "AKCp" + r(ALNUM, 69)),
+    "maxmind": ("MAXMIND_LICENSE_KEY", lambda: f"{r(ALNUM, 6)}_{r(ALNUM, 29)}_mmk"),
+    "facebook": ("FACEBOOK_ACCESS_TOKEN", lambda: "EAAC" + r(ALNUM, 120)),
+    "cloudflare-origin-ca": ("CF_ORIGIN_CA_KEY", lambda: f"v1.0-{r(HEX, 24)}-{r(HEX, 146)}"),
+    "gitlab-runner-registration": ("RUNNER_REGISTRATION_TOKEN", lambda: "GR1348941" + r(URLSAFE, 20)),
+    "hugging-face-org": ("HF_ORG_TOKEN", lambda: "api_org_" + r(LOWER + UPPER, 34)),
+    "yandex": ("YANDEX_API_KEY", lambda: "AQVN" + r(URLSAFE, 36)),
+    "twilio-auth-token": ("TWILIO_AUTH_TOKEN", lambda: r(HEX, 32)),
+    "datadog": ("DD_API_KEY", lambda: r(HEX, 32)),
+    "cloudflare-api-token": ("CLOUDFLARE_API_TOKEN", lambda: r(URLSAFE, 40)),
+    "heroku-api-key": ("HEROKU_API_KEY", lambda: str(uuid.UUID(int=RNG.getrandbits(128)))),
 }
 
 # The ways people write a value of a kind: (way, template of {name} and {value}).
@@ -94,7 +170,8 @@ WAYS = [
     ("code", 'client = Client({lname}="{value}", timeout=30)'),
 ]
 # Values that only a name makes a credential of are not found in bare prose, by design.
-NEEDS_A_NAME = {"random-password", "api-key-without-prefix"}
+NEEDS_A_NAME = {"random-password", "api-key-without-prefix", "okta", "gcp-private-key-id", "azure-storage-key",
+                "twilio-auth-token", "datadog", "cloudflare-api-token", "heroku-api-key"}
 
 
 def special_cases() -> list[tuple[str, str, str]]:
@@ -137,6 +214,69 @@ def special_cases() -> list[tuple[str, str, str]]:
         ("passphrase", "yaml", "gpg:\n  passphrase: \"correct horse battery staple\""),
         ("docker-login", "shell", f"docker login -u {user} -p {r(ALNUM, 24)}"),
         ("gh-token-flag", "shell", f"gh auth login --with-token <<< {'ghp_' + r(ALNUM, 36)}"),
+        *issue_32_cases(),
+    ]
+
+
+def pem_b64(kind: str) -> str:
+    """A PEM private key, base64-encoded whole as kubeconfig and Kubernetes secrets hold it."""
+    label = f"{kind} PRIVATE KEY" if kind else "PRIVATE KEY"
+    pem = f"-----BEGIN {label}-----\n{r(B64, 64)}\n{r(B64, 64)}\n-----END {label}-----\n"
+    return base64.b64encode(pem.encode()).decode()
+
+
+def issue_32_cases() -> list[tuple[str, str, str]]:
+    """The shapes issue 32 names, three or more of each, beyond the ways every kind is written."""
+    storage_key = r(B64, 86) + "=="
+    okta = "00" + r(URLSAFE, 40)
+    key_id = r(HEX, 40)
+    return [
+        ("okta-ssws", "http", f"Authorization: SSWS {okta}"),
+        ("okta-ssws", "shell", f'curl -H "Accept: application/json" -H "Authorization: SSWS {"00" + r(URLSAFE, 40)}" '
+                               "https://acme.okta.com/api/v1/users?limit=25"),
+        ("okta-ssws", "code", f"headers = {{'Authorization': 'SSWS {'00' + r(URLSAFE, 40)}'}}"),
+        ("okta-ssws", "yaml", f"okta:\n  client:\n    orgUrl: https://acme.okta.com\n    token: {'00' + r(URLSAFE, 40)}"),
+        ("gcp-private-key-id", "json", f'{{"type": "service_account", "project_id": "acme-prod", '
+                                       f'"private_key_id": "{key_id}", "client_email": "ci@acme-prod.iam.gserviceaccount.com"}}'),
+        ("gcp-private-key-id", "yaml", f"gcp:\n  private_key_id: {r(HEX, 40)}\n  client_id: '{r(DIGITS, 21)}'"),
+        ("gcp-private-key-id", "terraform", f'private_key_id = "{r(HEX, 40)}"'),
+        ("gcp-service-account", "json", '{"type": "service_account", "private_key": "-----BEGIN PRIVATE KEY-----\\n'
+                                        f'MIIEvQIBADANBgkqhkiG9w0BAQEFAASC{r(B64, 60)}\\n-----END PRIVATE KEY-----\\n"}}'),
+        ("azure-account-key", "shell", f"az storage blob upload --account-name acme --account-key {storage_key} "
+                                       "--container-name backups --file db.dump"),
+        ("azure-account-key", "shell", f'az storage container list --account-name acme --account-key "{r(B64, 86)}=="'),
+        ("azure-account-key", "shell", f"az storage blob list --account-key={r(B64, 86)}== -c logs"),
+        ("azure-account-key", "json", f'{{"storageAccount": "acme", "accountKey": "{r(B64, 86)}=="}}'),
+        ("azure-account-key", "powershell", f'New-AzStorageContext -StorageAccountName acme -StorageAccountKey "{r(B64, 86)}=="'),
+        ("kubeconfig-client-key", "yaml", "users:\n- name: admin\n  user:\n    client-certificate-data: "
+                                          f"{base64.b64encode(b'-----BEGIN CERTIFICATE-----').decode()}\n"
+                                          f"    client-key-data: {pem_b64('RSA')}"),
+        ("kubeconfig-client-key", "yaml", f"    client-key-data: {pem_b64('EC')}"),
+        ("kubeconfig-client-key", "json", f'{{"user": {{"client-key-data": "{pem_b64("")}"}}}}'),
+        ("kubeconfig-client-key", "k8s-secret", f"kind: Secret\ntype: kubernetes.io/tls\ndata:\n  tls.key: {pem_b64('')}"),
+        ("private-key-lower-case", "pem", "-----begin rsa private key-----\n" + r(B64, 64) + "\n-----end rsa private key-----"),
+        ("private-key-lower-case", "pem", "-----begin private key-----\n" + r(B64, 64) + "\n-----end private key-----"),
+        ("private-key-lower-case", "pem", "-----Begin OpenSSH Private Key-----\n" + r(B64, 70)),
+        ("private-key-lower-case", "pgp", "-----begin pgp private key block-----\n\n" + r(B64, 64)),
+        ("private-key-encrypted", "pem", "-----BEGIN ENCRYPTED PRIVATE KEY-----\nMIIFHDBOBgkqhkiG9w0BBQ0w" + r(B64, 40)),
+        ("passphrase-lower-case", "env", "PASSPHRASE=correcthorsebatterystaple"),
+        ("passphrase-lower-case", "env", "GPG_PASSPHRASE=tangerine-otter-quilt-lamp"),
+        ("passphrase-lower-case", "env", "export SSH_KEY_PASSPHRASE=" + "".join(RNG.choice(LOWER) for _ in range(14))),
+        ("passphrase-lower-case", "env", "passphrase=" + "-".join(RNG.choice(["amber", "otter", "violet", "quarry", "lemon",
+                                                                             "harbor", "pixel"]) for _ in range(4))),
+        ("passphrase-lower-case", "yaml", "signing:\n  key_passphrase: " + "".join(RNG.choice(LOWER) for _ in range(16))),
+        ("password-lower-case", "env", "DB_PASSWORD=" + "".join(RNG.choice(LOWER) for _ in range(12))),
+        ("databricks-cfg", "ini", f"[DEFAULT]\nhost = https://adb-{r(DIGITS, 16)}.7.azuredatabricks.net\ntoken = dapi{r(HEX, 32)}"),
+        ("databricks-cli", "shell", f"databricks workspace list --profile ci --token dapi{r(HEX, 32)}"),
+        ("databricks-header", "shell", f"curl -H 'Authorization: Bearer dapi{r(HEX, 32)}' https://adb-1.azuredatabricks.net/api/2.0/clusters/list"),
+        ("atlassian-curl", "shell", f"curl -u ada@acme.com:ATATT3xFfGF0{r(URLSAFE, 171)}={r(HEX.upper(), 8)} "
+                                    "https://acme.atlassian.net/rest/api/3/myself"),
+        ("grafana-header", "http", f"Authorization: Bearer glsa_{r(ALNUM, 32)}_{r(HEX, 8)}"),
+        ("new-relic-header", "shell", f"curl -X POST https://api.newrelic.com/graphql -H 'API-Key: NRAK-{r(UPPER + DIGITS, 27)}'"),
+        ("new-relic-yaml", "yaml", f"common: &default_settings\n  license_key: '{r(HEX, 36)}NRAL'\n  app_name: billing"),
+        ("token-flag", "shell", f"vercel deploy --prod --token {r(ALNUM, 24)}"),
+        ("token-flag", "shell", f"sentry-cli --auth-token {r(HEX, 64)} releases finalize 2.1.0"),
+        ("password-flag", "shell", f"pg_dump --host db --username app --password {r(ALNUM, 16)} billing"),
     ]
 
 
@@ -264,6 +404,58 @@ def near_misses() -> list[str]:
         "oauth_flow = authorization_code",
         "Use -p 8080:80 to publish the port.",
         "The basic plan costs 10 EUR a month.",
+        # issue 32: ordinary code beside the new rules (lock files, base64 test data, colours, ids, URLs)
+        f'"resolved": "https://registry.npmjs.org/left-pad/-/left-pad-1.3.0.tgz", "integrity": "sha512-{r(B64, 86)}=="',
+        f'lodash@^4.17.21:\n  version "4.17.21"\n  integrity sha1-{r(B64, 27)}=',
+        f'[[package]]\nname = "serde"\nversion = "1.0.200"\nchecksum = "{r(HEX, 64)}"',
+        f'certifi==2024.2.2 \\\n    --hash=sha256:{r(HEX, 64)}',
+        f"golang.org/x/sys v0.20.0 h1:{r(B64, 43)}=",
+        f"fixture = base64.b64decode('{base64.b64encode(bytes(RNG.getrandbits(8) for _ in range(48))).decode()}')",
+        f'"thumbnail": "data:image/jpeg;base64,/9j/4AAQSkZJRgABAQ{r(B64, 60)}"',
+        "color: #0f172a; --accent: #6366f1; border: 1px solid #e2e8f0;",
+        f"trace {uuid.UUID(int=RNG.getrandbits(128))} span {r(HEX, 16)} parent {r(HEX, 16)}",
+        f"okta user id 00u{r(ALNUM, 17)} was deprovisioned",
+        "AbstractAnnotationConfigDispatcherServletInitializerTokenRefreshHandlerFactory",
+        "def test_private_key_id_is_read_from_the_service_account_file_not_the_environment():",
+        "https://login.microsoftonline.com/common/oauth2/v2.0/authorize?client_id=app&scope=openid",
+        "https://auth.example.com:8443/login and https://token.internal:9000/healthz",
+        "https://grafana.example.com/d/abc123/service-overview?orgId=1&refresh=30s",
+        "private_key_id: <the key's id from the JSON file>",
+        '"private_key_id": ""',
+        "az storage blob upload --account-name acme --account-key $AZURE_STORAGE_KEY -f db.dump",
+        'az storage container list --account-key "${STORAGE_KEY}"',
+        "databricks configure --token",
+        "databricks clusters list --profile ci",
+        "Authorization: SSWS ${OKTA_API_TOKEN}",
+        "Okta API tokens are sent as SSWS tokens and expire after 30 days unused.",
+        "NEW_RELIC_LICENSE_KEY=${NEW_RELIC_LICENSE_KEY}",
+        "The New Relic user key starts with NRAK-; ingest keys end with NRAL.",
+        "Grafana service account tokens start with glsa_ and are shown once.",
+        "client-certificate-data: " + base64.b64encode(b"-----BEGIN CERTIFICATE-----\nMIIC" + bytes(r(B64, 30), "ascii")).decode(),
+        "certificate-authority-data: " + base64.b64encode(f"-----BEGIN CERTIFICATE-----\\nMIIB{r(B64, 60)}\\n"
+                                                          "-----END CERTIFICATE-----\\n".encode()).decode(),
+        "client-key-data: REDACTED",
+        "-----BEGIN CERTIFICATE-----\nMIIDdzCCAl+gAwIBAgIE" + r(B64, 40) + "\n-----END CERTIFICATE-----",
+        "-----begin public key-----\nMFkwEwYHKoZIzj0CAQY" + r(B64, 40),
+        "ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABAQ" + r(B64, 60) + " deploy@ci",
+        "PASSPHRASE=",
+        "GPG_PASSPHRASE_FILE=/run/secrets/gpg-passphrase",
+        "passphrase: required",
+        "KEY_PASSPHRASE=$(cat /run/secrets/key)",
+        "password_reset_template=password-reset-email",
+        "docker login --password-stdin -u ci ghcr.io",
+        "vercel deploy --prod --token $VERCEL_TOKEN",
+        "gh auth login --with-token < token.txt",
+        "kubectl create secret generic db --from-literal=password=$DB_PASSWORD",
+        "openssl genpkey -algorithm ed25519 -out key.pem -pass file:passphrase.txt",
+        "ssh-keygen -t ed25519 -N '' -f ~/.ssh/deploy_key",
+        "terraform apply -var-file=secrets.tfvars -auto-approve",
+        "curl --oauth2-bearer $TOKEN https://api.example.com/v1/me",
+        "sentry-cli --auth-token \"$SENTRY_AUTH_TOKEN\" releases new 1.2.3",
+        "The dapi prefix marks Databricks tokens; ours live in the workspace secret scope.",
+        "ATATT3 is how Atlassian API tokens begin; they are shown once when made.",
+        f"git log {r(HEX, 40)}..{r(HEX, 40)} --oneline",
+        f"Merge pull request #812 from acme/fix-{r(LOWER, 6)} ({r(HEX, 7)})",
     ]
 
 
