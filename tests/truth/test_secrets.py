@@ -180,6 +180,47 @@ def test_prefilter_never_skips_a_rule_that_would_match() -> None:
     assert matched == {r.kind for r in _RULES} - {"Discord bot token"}, matched
 
 
+def _may_consume_whitespace(parsed: object) -> bool:
+    """Whether a parsed regex can consume a whitespace character (lookarounds consume none)."""
+    import re._constants as c
+
+    def char_may(items: list) -> bool:
+        for op, av in items:
+            if op is c.NEGATE or (op is c.CATEGORY and av not in (c.CATEGORY_DIGIT, c.CATEGORY_WORD)):
+                return True
+            if (op is c.LITERAL and chr(av).isspace()) or (op is c.RANGE and any(chr(x).isspace()
+                                                                                  for x in range(av[0], av[1] + 1))):
+                return True
+        return False
+
+    for op, av in parsed:  # type: ignore[attr-defined]
+        if op in (c.ANY, c.NOT_LITERAL) or (op is c.LITERAL and chr(av).isspace()) or (op is c.IN and char_may(av)):
+            return True
+        if op is c.BRANCH and any(_may_consume_whitespace(b) for b in av[1]):
+            return True
+        if op is c.SUBPATTERN and _may_consume_whitespace(av[3]):
+            return True
+        if op in (c.MAX_REPEAT, c.MIN_REPEAT, c.POSSESSIVE_REPEAT) and _may_consume_whitespace(av[2]):
+            return True
+    return False
+
+
+def test_a_rules_minimum_run_is_never_longer_than_its_shortest_match() -> None:
+    """`min_run` skips a rule on text without a whitespace-free run that long: the rule's pattern must
+    consume no whitespace, and no match may be shorter (its width from the regex parser)."""
+    import re._parser as sre
+
+    from memory_mcp.truth.secret_rules import RULES as _RULES
+
+    assert _may_consume_whitespace(sre.parse(r"a[^b]")) and _may_consume_whitespace(sre.parse(r"(?:x|\s)"))
+    assert not _may_consume_whitespace(sre.parse(r"(?<![\s])sk-[\w.-]{20,}\b"))
+    for rule in _RULES:
+        if rule.min_run:
+            parsed = sre.parse(rule.pattern.pattern)
+            assert not _may_consume_whitespace(parsed), rule.kind
+            assert rule.min_run <= parsed.getwidth()[0], rule.kind
+
+
 def leaked(error: str, value: str) -> list[str]:
     """Every 4-character piece of the secret value that shows up in the error."""
     return [value[i:i + 4] for i in range(len(value) - 3) if value[i:i + 4] in error]

@@ -552,10 +552,11 @@ def test_hostile_lines_scan_in_linear_time() -> None:
 
 # The held-out part: credentials of vendors' documented formats, in the files and commands those
 # vendors' docs put them in, written before the rules of issue 32 and chosen without them. It has its
-# own RNG so the training part above keeps its values. Its rate is reported on its own; its floor is
-# the rate the rules had when it was written (31 of 53), so a change that loses a held-out find fails.
+# own RNG so the training part above keeps its values. Its rate is reported on its own: 31 of 53 with
+# the rules it was written against, 48 with issue 32's. The floor is the latter, so a change that
+# loses a held-out find fails; what it still misses is in docs/reliability.md's limits.
 HELD_RNG = random.Random(20261204)
-HELD_OUT_FLOOR = 31 / 53
+HELD_OUT_FLOOR = 48 / 53
 
 
 def h(alphabet: str, n: int) -> str:
