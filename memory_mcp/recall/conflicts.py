@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import math
+import re
 from dataclasses import dataclass
 
 from memory_mcp.index import textproc
@@ -39,6 +40,13 @@ NOT_ALONE_SIMILARITY = 0.3  # with a "not" cue only otherwise
 ALONE_OVERLAP = 0.8  # with no cue, and only with a shared entity: the weighted overlap coefficient
 # Plain overlap below which a pair with a cue is not weighed at all (keeps the df lookups few).
 PLAIN_FLOOR = 0.1
+# A restatement with its value changed and no word saying so ("Ingest workers target Python 3.12"
+# after "... run on Python 3.10") is raised when the old text's value is gone and a new one of the
+# same kind stands in its place (`swapped`), the pair shares an entity, and this much (weighted):
+SWAP_SIMILARITY = 0.2
+# A restatement changes a value or two; two notes written from one template ("X is 55 ms at p95,
+# Y reviews it") differ in most of theirs. More values than this gone or new is not a swap.
+SWAP_LIMIT = 2
 
 # Words that say a statement changed ("change") or does not hold ("not"): English as written,
 # Russian by stem (its verbs inflect: переехал, переехало), Korean as parts of a word (않 is inside
@@ -58,6 +66,102 @@ _CUES: dict[str, tuple[frozenset[str], frozenset[str], tuple[str, ...]]] = {
         frozenset(textproc.stem_word(w) for w in ("вместо", "не", "нет", "никогда", "против")),
         ("대신", "않", "아니", "없", "싫")),
 }
+
+
+# What a value is, beyond numbers, identifiers and names written as such: number words, and
+# weekdays (Korean and Russian write them in lower case). Russian by stem, Korean as parts of a word.
+_NUMBER_WORDS = frozenset((
+    "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
+    *(textproc.stem_word(w) for w in ("один", "одну", "два", "две", "три", "четыре", "пять", "шесть", "семь",
+                                      "восемь", "девять", "десять"))))
+_WEEKDAYS = (frozenset(textproc.stem_word(w) for w in ("понедельник", "вторник", "среда", "четверг", "пятница",
+                                                        "суббота", "воскресенье")),
+             ("월요일", "화요일", "수요일", "목요일", "금요일", "토요일", "일요일"))
+_TOKEN = re.compile(r"[^\s]+")
+_EDGE = ".,;:!?()[]{}\"'`«»“”"
+_NUMBER = re.compile(r"\d+(?:[.:,]\d+)*")
+_LATIN_RUN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/-]*")
+# How far either side of a number or identifier the two texts must share a word for one value to
+# stand in the other's place: "after 5 seconds" / "at two seconds", not "is 2 GB" / "after six hours".
+CONTEXT = 2
+
+
+@dataclass(frozen=True)
+class Value:
+    kind: str  # "number", "ident" or "name"
+    key: str  # what two texts compare: digits, a lower-cased identifier, a name's stem
+    context: frozenset[str]  # stems of the words around it (numbers and identifiers only)
+
+
+def _kind(core: str, script: str, initial: bool, foreign: bool) -> str | None:
+    """What kind of value the word `core` (of `script`) is, or None: `initial` when it opens a
+    sentence (a capital there says nothing), `foreign` when the text is Russian or Korean (a Latin
+    word there is a product's name)."""
+    low = core.lower()
+    if _NUMBER.fullmatch(core) or low in _NUMBER_WORDS or textproc.stem_word(low) in _NUMBER_WORDS:
+        return "number"
+    # "e.g" is an abbreviation, not a path.
+    if any(ch.isdigit() for ch in core) or (len(core) > 3 and any(ch in "._/:" for ch in core.strip("._/:"))):
+        return "ident"
+    # GitHub, PostgreSQL, JWT: a capital inside a Latin word names a thing wherever it stands.
+    if (foreign and script == "latin") or (core[0].isupper() and not initial) \
+            or (script == "latin" and any(ch.isupper() for ch in core[1:])) \
+            or textproc.stem_word(low) in _WEEKDAYS[0] \
+            or any(day in core for day in _WEEKDAYS[1]):
+        return "name"
+    return None
+
+
+@functools.lru_cache(maxsize=2048)
+def values(text: str) -> frozenset[Value]:
+    """The values `text` states (numbers, identifiers, names, weekdays): what a replacement swaps."""
+    tokens = _TOKEN.findall(textproc.normalize(text))
+    words = [w.strip(_EDGE) for w in tokens]
+    # A Latin word in Russian or Korean text is a product's name; in English it is only a word.
+    foreign = 2 * sum(textproc.script_of(w) == "latin" for w in words) < len(words)
+    kinds: list[str | None] = []
+    cores: list[str] = []
+    sentence: list[int] = []  # which sentence each word is in: a value's context stays inside it
+    initial, prev_number, n = True, False, 0
+    for i, raw in enumerate(words):
+        script = textproc.script_of(raw) if raw else "other"
+        core = raw
+        if script == "hangul":  # "8080이다", "PostgreSQL에": the value before the particle
+            run = _LATIN_RUN.match(raw)
+            core = run.group(0) if run else raw
+        kind = _kind(core, script, initial, foreign) if core else None
+        n += initial and i > 0
+        # "2 GB": a unit after a number is part of that value, not one of its own.
+        kinds.append(None if prev_number and kind != "number" else kind)
+        cores.append(core)
+        sentence.append(n)
+        prev_number = kind == "number"
+        initial = tokens[i][-1] in ".!?:" if raw else initial
+    out: set[Value] = set()
+    for i, (kind, core) in enumerate(zip(kinds, cores, strict=True)):
+        if not kind:
+            continue
+        around = [j for j in (*range(max(0, i - CONTEXT), i), *range(i + 1, min(len(words), i + 1 + CONTEXT)))
+                  if words[j] and sentence[j] == sentence[i]]
+        context = frozenset() if kind == "name" else frozenset(textproc.stem_word(words[j].lower()) for j in around)
+        out.add(Value(kind, core.lower() if kind != "name" else textproc.stem_word(core.lower()), context))
+    return frozenset(out)
+
+
+def swapped(new: str, old: str, new_entities: list[str], old_entities: list[str]) -> bool:
+    """Whether `new` states a value where `old` stated another of the same kind: one entity for
+    another, or a value of `old` gone from `new` and one of its kind new in it (numbers and
+    identifiers also with a word around them in common), a few at most (`SWAP_LIMIT`)."""
+    mine, theirs = {e.lower() for e in new_entities}, {e.lower() for e in old_entities}
+    if len(mine - theirs) == 1 and len(theirs - mine) == 1:
+        return True
+    a, b = values(new), values(old)
+    keys_a, keys_b = {v.key for v in a}, {v.key for v in b}
+    if len(keys_a - keys_b) > SWAP_LIMIT or len(keys_b - keys_a) > SWAP_LIMIT:
+        return False
+    gone = [v for v in b if v.key not in keys_a]
+    return any(v.kind == w.kind and (v.kind == "name" or v.context & w.context)
+               for v in a if v.key not in keys_b for w in gone)
 
 
 @dataclass(frozen=True)
@@ -151,8 +255,12 @@ def named_in_both(entities: list[str], a: str, b: str) -> bool:
                for e in entities)
 
 
-def is_conflict(similarity: float, overlap: float, shared: bool, named: bool, cue: str | None) -> bool:
-    """Whether a related pair may be a replacement or contradiction (see `CHANGE_SIMILARITY`)."""
+def is_conflict(similarity: float, overlap: float, shared: bool, named: bool, cue: str | None,
+                swap: bool = False) -> bool:
+    """Whether a related pair may be a replacement or contradiction (see `CHANGE_SIMILARITY`,
+    `SWAP_SIMILARITY`)."""
+    if swap and shared and similarity >= SWAP_SIMILARITY:
+        return True
     if cue == "change":
         return similarity >= CHANGE_SIMILARITY
     if cue == "not":
@@ -210,7 +318,11 @@ def weigh(index: Index, subject: Subject, rowids: set[int], limit: int = NEIGHBO
     for row, shared, sim, cue in related:
         theirs = f"{row.title} {row.excerpt}"
         weighted, overlap = weighted_overlap(mine, term_set(theirs), df, total)
-        if not is_conflict(weighted, overlap, bool(shared), named_in_both(shared, probe, theirs), cue):
+        # A derived title is the first sentence without its full stop: the stop keeps the title's
+        # last word and the body's first apart (the capital that opens a sentence is not a name).
+        swap = bool(shared) and weighted >= SWAP_SIMILARITY and swapped(
+            f"{subject.title}. {subject.excerpt}", f"{row.title}. {row.excerpt}", subject.entities, row.entities)
+        if not is_conflict(weighted, overlap, bool(shared), named_in_both(shared, probe, theirs), cue, swap):
             continue
         other = parse_iso(row.updated or row.created)
         gap = abs((when - other).total_seconds()) / 86400 if when and other else 0.0
