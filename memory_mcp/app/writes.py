@@ -26,6 +26,7 @@ from memory_mcp.truth.model import (
     enum_value,
     now_iso,
     settable,
+    text_key,
 )
 from memory_mcp.truth.options import Feedback, Forget, Remember, Update
 from memory_mcp.truth.results import Conflict, FeedbackResult, ForgetResult, RememberResult
@@ -45,7 +46,11 @@ def remember(session: Session, opts: Remember) -> RememberResult:
     with session.call(write=True) as index:
         names, unknown = session.dictionary.normalise_all(list(values.pop("entities", [])))  # type: ignore[call-overload]
         if not targets:
-            dup = next((r for r in index.by_content(content_key(body)) if r.state != State.DEPRECATED), None)
+            # Without a title (passed or as a heading) the body's heading is derived, so the same
+            # text under another title is the same memory too.
+            untitled = not (opts.title or "").strip() and not opts.content.lstrip().startswith("#")
+            same = [*index.by_content(content_key(body)), *(index.by_text(text_key(body)) if untitled else [])]
+            dup = next((r for r in same if r.state != State.DEPRECATED), None)
             if dup:
                 return RememberResult(id=dup.id, path=dup.path, title=dup.title, state=dup.state,
                                       duplicate=True, unknown_entities=unknown,

@@ -395,6 +395,11 @@ class Index:
         return [to_row(r) for r in self.conn.execute(
             f"SELECT {ROW_COLUMNS} FROM memories m WHERE m.content_key=?", (key,))]
 
+    def by_text(self, key: str) -> list[Row]:
+        """The memories whose body says `key` (`model.text_key`), whatever their titles."""
+        return [to_row(r) for r in self.conn.execute(
+            f"SELECT {ROW_COLUMNS} FROM memories m WHERE m.text_key=?", (key,))]
+
     def recent_with_entities(self, entities: Iterable[str], per_entity: int) -> list[int]:
         """Rowids of the `per_entity` most recently indexed live memories (not deprecated, not
         superseded) carrying each of `entities` (any case): read backwards along the entity's

@@ -1,7 +1,7 @@
 """The open conflict pairs, kept in the index as rows change.
 
 A pair is open while one side lists the other in `conflicts_with`, both are indexed, neither is
-deprecated or superseded, and neither lists the other in `distinct_from` (the rules of the files:
+archived, deprecated or superseded (a retired memory contradicts nothing; restored, its pairs open again), and neither lists the other in `distinct_from` (the rules of the files:
 design.md section 5). Whether a pair is open depends on both rows, so each change of a memory
 recomputes the pairs it is on, from the links in both directions; a recall then counts a table
 instead of reading every listed pair (0.4-1.1 s at 10,000 memories written through the tools).
@@ -13,7 +13,7 @@ import sqlite3
 
 _OPEN = """SELECT min(a.id, o.id), max(a.id, o.id)
     FROM conflict_links l JOIN memories a ON a.rowid = l.memory_rowid JOIN memories o ON o.id = l.other_id
-    WHERE {side} AND a.id != o.id AND a.state != 'deprecated' AND o.state != 'deprecated'
+    WHERE {side} AND a.id != o.id AND a.state = 'active' AND o.state = 'active'
       AND coalesce(a.superseded_by, '') = '' AND coalesce(o.superseded_by, '') = ''
       AND (a.distinct_from = '[]' OR NOT EXISTS (SELECT 1 FROM json_each(a.distinct_from) d WHERE d.value = o.id))
       AND (o.distinct_from = '[]' OR NOT EXISTS (SELECT 1 FROM json_each(o.distinct_from) d WHERE d.value = a.id))"""

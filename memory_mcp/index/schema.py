@@ -11,7 +11,7 @@ from typing import NamedTuple
 
 from memory_mcp.index import termfreq, textproc
 from memory_mcp.truth.lifecycle import WITHHOLD_AT
-from memory_mcp.truth.model import FIELDS, FieldSpec, Memory, body_sha, content_key
+from memory_mcp.truth.model import FIELDS, FieldSpec, Memory, body_sha, content_key, text_key
 
 # --- FTS table definitions (tokenizers and bm25 column weights) ---
 # Title weight 1, not 10: the title is also the body's first line (compose_body), so it already
@@ -35,6 +35,7 @@ CREATE TABLE IF NOT EXISTS entities (memory_rowid INTEGER NOT NULL, entity TEXT 
 CREATE INDEX IF NOT EXISTS entities_by_name ON entities(entity);
 CREATE INDEX IF NOT EXISTS entities_by_row ON entities(memory_rowid);
 CREATE INDEX IF NOT EXISTS memories_by_content ON memories(content_key);
+CREATE INDEX IF NOT EXISTS memories_by_text ON memories(text_key);
 -- Recall's neighbours in time (neighbours.py): the memories written just before and after a match
 -- in its source, each one indexed step away.
 CREATE INDEX IF NOT EXISTS memories_by_source ON memories(source, created, id);
@@ -116,6 +117,7 @@ class Row:
     body_sha: str
     provisional: bool
     body_chars: int
+    text_key: str
 
 
 @dataclass(frozen=True)
@@ -140,7 +142,7 @@ RANK_COLUMNS = ", ".join(f"m.{name}" for name in RankFacts.__dataclass_fields__)
 _DERIVED_COLUMNS = {
     "rowid": "INTEGER PRIMARY KEY", "path": "TEXT NOT NULL UNIQUE", "title": "TEXT NOT NULL",
     "excerpt": "TEXT NOT NULL", "content_key": "TEXT NOT NULL", "body_sha": "TEXT NOT NULL",
-    "provisional": "INTEGER NOT NULL", "body_chars": "INTEGER NOT NULL",
+    "provisional": "INTEGER NOT NULL", "body_chars": "INTEGER NOT NULL", "text_key": "TEXT NOT NULL",
 }
 INDEXED: dict[str, FieldSpec] = {f.name: f for f in FIELDS if f.indexed}
 # Row's attributes are the table's columns, in its order: each indexed frontmatter field (its SQL
@@ -181,8 +183,9 @@ SCHEMA = _SCHEMA_TEMPLATE.format(HIDDEN=HIDDEN, REVIEW=REVIEW, EPISODES=EPISODES
 ROW_COLUMNS = ", ".join(f"m.{name}" for name in _COLUMNS)
 # An index whose schema_version differs is rebuilt from the files when opened. The version follows
 # the table definitions and textproc's terms (what fts_stem holds) by itself, so a new column needs
-# no bump; bump the leading number when what a column holds changes but its definition does not.
-SCHEMA_VERSION = "3.{}.{}".format(textproc.TERMS_VERSION, hashlib.sha256(
+# no bump; bump the leading number when what a column holds changes but its definition does not
+# (4: `open_pairs` leaves out archived memories).
+SCHEMA_VERSION = "4.{}.{}".format(textproc.TERMS_VERSION, hashlib.sha256(
     (SCHEMA + repr(sorted((name, spec) for name, (spec, _) in FTS_TABLES.items()))).encode()).hexdigest()[:8])
 INSERT_COLUMNS = tuple(name for name in _COLUMNS if name != "rowid")
 INSERT = (f"INSERT INTO memories({', '.join(INSERT_COLUMNS)})"
@@ -230,7 +233,7 @@ def derive(mem: Memory) -> Derived:
     title, body = mem.title, mem.body
     values = {name: column_value(f, getattr(mem, name)) for name, f in INDEXED.items()}
     values.update(title=title, excerpt=mem.excerpt, content_key=content_key(body), body_sha=body_sha(body),
-                  provisional=int(mem.provisional), body_chars=len(body))
+                  provisional=int(mem.provisional), body_chars=len(body), text_key=text_key(body))
     stems = (textproc.stem_text(title), textproc.stem_text(body))
     return Derived(values, stems, termfreq.terms_of(*stems))
 

@@ -305,7 +305,7 @@ def weigh(index: Index, subject: Subject, rowids: set[int], limit: int = NEIGHBO
     when = parse_iso(subject.updated)
     related: list[tuple[Row, list[str], float, str | None]] = []
     for row in index.rows(rowids):
-        if row.id == subject.id or row.state == "deprecated" or row.superseded_by or settled(subject, row):
+        if row.id == subject.id or row.state != "active" or row.superseded_by or settled(subject, row):
             continue
         shared = sorted(e for e in row.entities if e.lower() in names)
         theirs = f"{row.title} {row.excerpt}"

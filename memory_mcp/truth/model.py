@@ -272,6 +272,15 @@ def content_key(body: str) -> str:
     return hashlib.sha256(" ".join(body.split()).encode()).hexdigest()
 
 
+def text_key(body: str) -> str:
+    """`content_key` of the body without its first heading: what a memory says whatever its title,
+    so the same content written again without a title (which derives one) is found a duplicate."""
+    lines = body.strip().split("\n")
+    if lines and _HEADING.match(lines[0].strip()):
+        lines = lines[1:]
+    return content_key("\n".join(lines))
+
+
 def body_sha(body: str) -> str:
     """Hash of a body exactly as written; a change means a person (or agent) changed the text."""
     return hashlib.sha256(body.encode()).hexdigest()

@@ -145,6 +145,42 @@ async def test_duplicate_remember_writes_nothing(s: Session, store: Path) -> Non
     assert commit_count(store) == commits
 
 
+async def test_the_same_content_without_a_title_is_a_duplicate_of_a_titled_memory(s: Session, store: Path) -> None:
+    """Written again with no title, the content of a titled memory got a derived heading, so its body
+    differed and it was written a second time with no duplicate notice."""
+    a = await s.call("memory_remember", title="Egret flags",
+                     content="Feature flags live in config/flags.yaml of the egret repo.")
+    commits = commit_count(store)
+    d = await s.call("memory_remember", content="Feature flags live in config/flags.yaml of the egret repo.")
+    assert d["duplicate"] is True and d["id"] == a["id"]
+    assert commit_count(store) == commits
+    # A title of its own makes it another memory, as before.
+    t = await s.call("memory_remember", title="Flags of egret",
+                     content="Feature flags live in config/flags.yaml of the egret repo.")
+    assert t["duplicate"] is False
+
+
+async def test_archiving_or_deprecating_a_memory_closes_its_open_pairs(s: Session, store: Path) -> None:
+    """`forget --mode archive` left the archived memory's pair listed as pending."""
+    pairs = []
+    for topic in ("osprey", "kestrel"):
+        old = await s.call("memory_remember", content=f"The {topic} cache is 2 GB and lives on the local disk.",
+                           entities=[topic])
+        new = await s.call("memory_remember", content=f"The {topic} cache is 8 GB now, after the upgrade.",
+                           entities=[topic])
+        assert [c["id"] for c in new["conflicts"]] == [old["id"]]
+        pairs.append((old["id"], new["id"]))
+    assert len((await s.call("memory_status"))["pending_conflicts"]) == 2
+    await s.call("memory_forget", id=pairs[0][0], mode="archive")
+    await s.call("memory_forget", id=pairs[1][1], mode="deprecate", reason="written by mistake")
+    assert (await s.call("memory_status"))["pending_conflicts"] == []
+    assert (await s.call("memory_recall", query="osprey cache"))["pending_conflicts"] == 0
+    # Restored, the memory contradicts its pair again.
+    await s.call("memory_forget", id=pairs[0][0], mode="restore")
+    listed = (await s.call("memory_status"))["pending_conflicts"]
+    assert [{p["id"], p["other_id"]} for p in listed] == [set(pairs[0])]
+
+
 async def test_one_commit_per_write_over_several_writes(s: Session, store: Path) -> None:
     before = commit_count(store)
     ids = [(await s.call("memory_remember", content=f"Gannet fact number {n}: the gannet queue has {n} shards."))["id"]
