@@ -29,6 +29,11 @@ operator, column filter, `NEAR`, `*`, `^` or bracket typed by the user is ever i
   query `w[:max(4, len-3)]*` on `fts_word` (the memory's word is longer); ``root`` looks on
   `fts_stem` for the stem's own shorter prefixes (down to 4 letters, 3 Cyrillic, 2 Hangul) and
   stems it begins (the memory's word is shorter). Both weigh little (`WEIGHTS`).
+  When stems part further along a root, ``root`` also looks up the other derivations' stems
+  (`derivations`): English by a table of derivational endings (decide / decision, retain /
+  retention: a shared prefix alone would find decimal and retail), Russian by a stem prefix of at
+  least five letters (запуст- / запуск), Korean through the letters of its syllables (만드는 /
+  만들려면, 골라 / 고르려면, 바꿔 / 바꾸려면).
 """
 
 from __future__ import annotations
@@ -153,9 +158,92 @@ def plan(query: str) -> Plan:
     p.like = dedup(like)[:MAX_LIKE]
     # Only words the stemmer cut an ending from: a made-up token (`heronadd`) has no root to share,
     # and its prefix would find `heronedit`.
-    p.roots = [(w, st) for w in p.words if not w.isdigit() and ((st := textproc.stem_word(w)) != w or opened(w))
+    # A word the stemmer left whole may still be one derivation of a root (retain, 바꿔).
+    p.roots = [(w, st) for w in p.words if not w.isdigit()
+               and ((st := textproc.stem_word(w)) != w or opened(w) or derivations(w, st))
                and len(w) >= _ROOT_MIN.get(textproc.script_of(w), len(w) + 1)][:MAX_TRI]
     return p
+
+
+# English derivational endings that change the stem (Snowball keeps decid- and decis- apart): each
+# ending of a word and what the same root ends in as another part of speech. Read both ways.
+_EN_DERIVATIONS = (
+    ("ision", "ide"), ("usion", "ude"), ("osion", "ode"), ("asion", "ade"), ("ention", "ain"),
+    ("enance", "ain"), ("eption", "eive"), ("iption", "ibe"), ("orption", "orb"), ("umption", "ume"),
+    ("etition", "ete"), ("etition", "eat"), ("ission", "it"), ("anation", "ain"), ("uction", "uce"),
+    ("uction", "oy"), ("ication", "y"), ("ial", "y"), ("iance", "y"), ("ansion", "and"), ("ension", "end"),
+    ("ention", "end"), ("ure", ""), ("ation", "e"), ("ment", ""), ("al", ""),
+)
+# A Russian stem prefix shorter than this finds other roots (запа- of запах for запуст-).
+_RU_ROOT_MIN = 5
+
+
+def derivations(word: str, stem: str) -> list[str]:
+    """`fts_stem` needles for the other derivations of `word`'s root (see the module docstring)."""
+    script = textproc.script_of(word)
+    out: list[str] = []
+    if script == "latin":
+        for a, b in _EN_DERIVATIONS:
+            for end, other in ((a, b), (b, a)):
+                if word.endswith(end) and len(word) - len(end) >= 2:
+                    st = textproc.stem_word(word[:len(word) - len(end)] + other)
+                    if st != stem:
+                        out.append(quote(st))
+    elif script == "cyrillic" and len(stem) > _RU_ROOT_MIN:
+        out.append(quote(stem[:max(_RU_ROOT_MIN, len(stem) - 2)]) + "*")
+    elif script == "hangul":
+        # The word too: a stripped "particle" may be the verb's own ending (도와 is not 도 + 와).
+        out += (quote(v) + "*" for w in dict.fromkeys((textproc.korean_stem(word), word)) for v in korean_stems(w))
+    return dedup(out)
+
+
+def _syllable(initial: int, vowel: int, final: int) -> str:
+    return chr(_HANGUL_BASE + (initial * 21 + vowel) * 28 + final)
+
+
+def _jamo(ch: str) -> tuple[int, int, int] | None:
+    code = ord(ch) - _HANGUL_BASE
+    if not 0 <= code < 11172:
+        return None
+    return code // 588, code % 588 // 28, code % 28
+
+
+# Vowels a verb's last syllable takes before -어/-아 (쓰+어 -> 써, 바꾸+어 -> 바꿔, 고치+어 -> 고쳐): the
+# vowel of the form as written -> the verb's own. ㅓ ㅏ ㅝ ㅘ ㅕ by index.
+_VOWEL_OF = {4: (18,), 0: (18,), 14: (13,), 9: (13, 8), 10: (11,), 6: (20,)}
+# Letter indices: ㄹ, ㅇ as a first letter; ㄹ, ㄷ, ㅅ, ㅂ as a last; the vowel ㅡ.
+_RIEUL_FIRST, _IEUNG_I = 5, 11
+_RIEUL, _DIGEUT, _SIOS, _BIEUP, _EU = 8, 7, 19, 17, 18
+
+
+def korean_stems(stem: str) -> list[str]:
+    """The verb stems a Korean form may come from when its letters change with the ending (the
+    irregular verbs): 만드 (만드는) -> 만들, 골라 -> 고르, 바꿔 -> 바꾸, 써 -> 쓰, 도와 -> 도우, 듣 -> 들으,
+    짓 -> 지으. Compared letter by letter, as 만들 and 만드 share no syllable."""
+    if len(stem) < 1 or any(_jamo(ch) is None for ch in stem):
+        return []
+    head, last = stem[:-1], _jamo(stem[-1])
+    assert last is not None
+    initial, vowel, final = last
+    out: list[str] = []
+    if final == 0:
+        out.append(head + _syllable(initial, vowel, _RIEUL))  # ㄹ drops before ㄴ: 만드는 of 만들다
+        for own in _VOWEL_OF.get(vowel, ()):
+            out.append(head + _syllable(initial, own, 0))  # 써 -> 쓰, 바꿔 -> 바꾸, 고쳐 -> 고치
+        if initial == _IEUNG_I and vowel in (14, 9) and head:  # ㅂ verbs: 도와 -> 도우 / 돕, 구워 -> 구우
+            out.append(head + _syllable(_IEUNG_I, 13, 0))
+            h = _jamo(head[-1])
+            if h and h[2] == 0:
+                out.append(head[:-1] + _syllable(h[0], h[1], _BIEUP))
+        if initial == _RIEUL_FIRST and vowel in (0, 4) and head:  # 르 verbs: 골라 -> 고르, 불러 -> 부르
+            h = _jamo(head[-1])
+            if h and h[2] == _RIEUL:
+                out.append(head[:-1] + _syllable(h[0], h[1], 0) + _syllable(_RIEUL_FIRST, _EU, 0))
+    elif final == _DIGEUT:  # ㄷ verbs: 듣 -> 들으, 걷 -> 걸으
+        out.append(head + _syllable(initial, vowel, _RIEUL) + _syllable(_IEUNG_I, _EU, 0))
+    elif final == _SIOS:  # ㅅ verbs: 짓 -> 지으
+        out.append(head + _syllable(initial, vowel, 0) + _syllable(_IEUNG_I, _EU, 0))
+    return [v for v in dedup(out) if v != stem]
 
 
 def prefix_needles(word: str, stem: str) -> tuple[list[str], list[str]]:
@@ -163,15 +251,18 @@ def prefix_needles(word: str, stem: str) -> tuple[list[str], list[str]]:
     characters: MATCH expressions (quoted, `*` outside the quotes), empty when there are none.
     A Korean past form also looks up its verb stem (`바꿨어` -> 바꾸*)."""
     script = textproc.script_of(word)
+    verb = opened(word)
+    if stem == word and not verb:
+        return [], derivations(word, stem)  # its prefix has no root to share (heronadd, retail)
     least = _ROOT_MIN.get(script, len(word) + 1)
     words = [quote(word[:max(_PRE_MIN.get(script, len(word)), len(word) - 3)]) + "*"]
     roots = [quote(stem[:n]) for n in range(least, len(stem))]
     if len(stem) >= least:
         roots.append(quote(stem) + "*")
-    verb = opened(word)
     if verb:
         words.append(quote(verb) + "*")
         roots.append(quote(verb) + "*")
+    roots += derivations(word, stem)
     return words, roots
 
 

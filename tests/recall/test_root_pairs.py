@@ -12,6 +12,8 @@ import pytest
 from conftest import ROOT
 
 from memory_mcp.app.store import Store
+from memory_mcp.index import textproc
+from memory_mcp.recall import planner
 from memory_mcp.truth.files import serialize
 from memory_mcp.truth.model import Memory, compose_body
 
@@ -59,7 +61,31 @@ def test_root_pairs_and_near_misses(store: tuple[Store, dict[str, str]], capsys:
             print(f"\nroot pairs {lang}: top 3 {pairs[lang][0]}/{pairs[lang][2]}, nothing {pairs[lang][1]}; "
                   f"near misses in the top 3 {near[lang][0]}/{near[lang][2]}", end="")
         print()
-    # Before the root fallback (issue 33): en 13/32, ru 24/32, ko 0/30 in the top 3; near misses
-    # in the top 3 en 4/32, ru 5/30, ko 0/30.
-    assert pairs["en"][0] >= 13 and pairs["ru"][0] >= 24
+    # Before the root fallback (issue 33): en 13/32, ru 24/32, ko 0/30 in the top 3 (nothing at all
+    # for 19, 6 and 29); after it en 32, ru 28, ko 27, nothing for 0, 3, 0. Near misses in the top 3
+    # stay en 4/32, ru 5/30, ko 0/30: the word-prefix signal (`pre`) finds them, as before.
+    assert pairs["en"][0] >= 32 and pairs["ru"][0] >= 28 and pairs["ko"][0] >= 27
+    assert pairs["en"][1] == 0 and pairs["ko"][1] == 0
     assert near["en"][0] <= 4 and near["ru"][0] <= 5 and near["ko"][0] <= 3
+
+
+@pytest.mark.parametrize(("word", "other"), [
+    ("decision", "decide"), ("decide", "decision"), ("retain", "retention"), ("omission", "omit"),
+    ("запустить", "запуск"), ("만드는", "만들려면"), ("골라", "고르려면"), ("바꿔", "바꾸려면"), ("도와", "도우려면"),
+    ("듣는", "들으려면"), ("짓는", "지으려면"), ("써서", "쓰려면"),
+])
+def test_a_derivation_finds_the_other_through_its_stem(word: str, other: str) -> None:
+    """What `derivations` looks up matches a stem of the other derivation, exactly or as its prefix."""
+    needles = planner.derivations(word, textproc.stem_word(word))
+    held = set(textproc.terms(other))
+    assert any(n.strip('"*') in held if not n.endswith("*") else any(t.startswith(n.strip('"*')) for t in held)
+               for n in needles), (needles, held)
+
+
+@pytest.mark.parametrize(("word", "other"), [("decidedly", "decimal"), ("retainer", "retail"), ("만들어진", "만두"),
+                                             ("удалённый", "удача")])
+def test_a_derivation_does_not_reach_a_word_that_only_shares_its_prefix(word: str, other: str) -> None:
+    needles = planner.derivations(word, textproc.stem_word(word))
+    held = set(textproc.terms(other))
+    assert not any(t.startswith(n.strip('"*')) if n.endswith("*") else n.strip('"') == t
+                   for n in needles for t in held), (needles, held)
