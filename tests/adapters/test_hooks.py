@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import EXE
+from conftest import EXE, ROOT
 from hook_eval import CHIT_CHAT, MEMORIES, PROMPTS
 
 from memory_mcp.adapters.hooks import events as hooks
@@ -420,3 +420,25 @@ def test_session_start_hook_does_not_recreate_a_moved_store_empty(env: dict[str,
     done = hook(env, "SessionStart", common(env, "SessionStart", source="startup"), "--store", str(moved))
     assert done.returncode == 0 and done.stdout == ""
     assert not moved.exists() and not moved.parent.exists()
+
+
+def test_the_plugin_and_the_installer_name_only_the_events_of_the_hook_table(tmp_path: Path) -> None:
+    """Hook events were listed in about six places (a tuple, the watchdog table, an if chain, a help
+    string, hooks.json, the installer); now one table, which hooks.json and the installer follow."""
+    from memory_mcp.adapters.hooks.events import EVENTS
+
+    plugin = json.loads((ROOT / "plugin" / "hooks" / "hooks.json").read_text(encoding="utf-8"))["hooks"]
+    assert set(plugin) == set(EVENTS)
+    for event, groups in plugin.items():
+        assert all(h["command"].endswith(f" hook {event}") for g in groups for h in g["hooks"])
+        # The watchdog ends a hook with no output before Claude Code's timeout would discard it.
+        assert all(EVENTS[event].watchdog_s < h["timeout"] for g in groups for h in g["hooks"]), event
+    home, project = tmp_path / "home", tmp_path / "project"
+    home.mkdir()
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    done = subprocess.run([str(EXE), "install", "claude-code", "--scope", "project", "--hook"], cwd=project,
+                          capture_output=True, text=True, env={**os.environ, "HOME": str(home)})
+    assert done.returncode == 0, done.stderr
+    written = json.loads((project / ".claude" / "settings.json").read_text(encoding="utf-8"))["hooks"]
+    assert set(written) == {"SessionStart", "PreToolUse"}  # what `--hook` installed before the table
+    assert set(written) <= set(EVENTS)

@@ -44,9 +44,7 @@ if TYPE_CHECKING:
     from memory_mcp.app.scopes import Scopes
     from memory_mcp.truth.results import Hit
 
-EVENTS = ("SessionStart", "UserPromptSubmit", "Stop", "PreToolUse")
 LOCK_WAIT_SECONDS = 1.0
-WATCHDOG_SECONDS = {"SessionStart": 20, "UserPromptSubmit": 8, "Stop": 5, "PreToolUse": 5}
 OUTPUT_CAP = 10_000  # Claude Code caps additionalContext at 10,000 characters
 PROMPT_TOKENS = int(os.environ.get("MEMORY_MCP_PROMPT_TOKENS") or 300)
 # The relevance floor. Recall scores are relative (the best hit of any query scores about 1), so
@@ -90,7 +88,7 @@ def main(event: str, options: Options | None = None, stdin: str | None = None) -
         hookstate.log(f"{shown} (one of {', '.join(EVENTS)})")
         return 1
     try:
-        with _watchdog(WATCHDOG_SECONDS.get(name, 5)):
+        with _watchdog(EVENTS[name].watchdog_s):
             payload = json.loads(sys.stdin.read() if stdin is None else stdin or "{}")
             if not isinstance(payload, dict):
                 raise ValueError("hook input is not a JSON object")
@@ -137,33 +135,9 @@ def _watchdog(seconds: float) -> Iterator[None]:
 
 def handle(event: str, payload: dict[str, Any], options: Options) -> str:
     """The text to print for one hook event (empty: nothing)."""
-    if event == "PreToolUse":
-        return pre_tool_use(payload, options)
-    if event == "Stop":
-        return stop(payload)
-    if event == "UserPromptSubmit":
-        return user_prompt_submit(payload, options)
-    if event != "SessionStart":
+    if event not in EVENTS:
         raise ValueError(f"unknown hook event {event!r}; one of {', '.join(EVENTS)}")
-    importing = automemory.mode() == "import"
-    notices: list[Notice] = []
-    roots = store_roots(payload, options, create=importing, notices=notices)
-    told = new_notices(notices)
-    if not roots:
-        return _output("SessionStart", told) if told else ""
-    from memory_mcp.app import glance
-
-    # The index as it is, when it is current and no auto-memory note waits (as the prompt hook reads).
-    notes = automemory.folder(session_folder(payload))
-    waiting = importing and "project" in roots and automemory.pending(roots["project"], notes)
-    hits = None if waiting else glance.digest(roots)
-    if hits is not None:
-        return session_start_output(payload, hits, told=told)
-    scopes = open_scopes(roots)
-    try:
-        return session_start(payload, scopes, told)
-    finally:
-        scopes.close()
+    return EVENTS[event].handler(payload, options)
 
 
 def _output(event: str, context: str) -> str:
@@ -256,6 +230,29 @@ def open_scopes(roots: dict[str, Path]) -> Scopes:
 
 
 # ------------------------------------------------------------------ SessionStart
+def session_start_event(payload: dict[str, Any], options: Options) -> str:
+    """SessionStart: the digest of the session's stores, with any notice about them told once."""
+    importing = automemory.mode() == "import"
+    notices: list[Notice] = []
+    roots = store_roots(payload, options, create=importing, notices=notices)
+    told = new_notices(notices)
+    if not roots:
+        return _output("SessionStart", told) if told else ""
+    from memory_mcp.app import glance
+
+    # The index as it is, when it is current and no auto-memory note waits (as the prompt hook reads).
+    notes = automemory.folder(session_folder(payload))
+    waiting = importing and "project" in roots and automemory.pending(roots["project"], notes)
+    hits = None if waiting else glance.digest(roots)
+    if hits is not None:
+        return session_start_output(payload, hits, told=told)
+    scopes = open_scopes(roots)
+    try:
+        return session_start(payload, scopes, told)
+    finally:
+        scopes.close()
+
+
 def session_start(payload: dict[str, Any], scopes: Scopes, told: str = "") -> str:
     """Import new auto-memory notes, then return the digest as SessionStart additionalContext."""
     imported = ""
@@ -458,3 +455,22 @@ def file_memories(payload: dict[str, Any], options: Options) -> str:
     about = framing.data_line(rel)
     return _output("PreToolUse", framing.block(f"memory-mcp: stored memories about {about}, from their paths globs.",
                                                lines, OUTPUT_CAP))
+
+
+@dataclass(frozen=True)
+class Event:
+    """A hook event: what answers it, and how long it may run before the watchdog ends it with no
+    output (under the timeout plugin/hooks/hooks.json gives Claude Code, which would discard it)."""
+
+    handler: Callable[[dict[str, Any], Options], str]
+    watchdog_s: float
+
+
+# The one table of hook events: main, the watchdog, `memory-mcp hook --help` and the installers read
+# it; tests/adapters/test_hooks.py checks plugin/hooks/hooks.json against it.
+EVENTS: dict[str, Event] = {
+    "SessionStart": Event(session_start_event, 20),
+    "UserPromptSubmit": Event(user_prompt_submit, 8),
+    "Stop": Event(lambda payload, options: stop(payload), 5),
+    "PreToolUse": Event(pre_tool_use, 5),
+}

@@ -98,6 +98,10 @@ def write_hook(path: Path, command: str, event: str = "SessionStart", matcher: s
     """Add a hook on `event` running `command` to the settings file at `path` (kept otherwise).
 
     Returns False when an identical hook is already there."""
+    from memory_mcp.adapters.hooks.events import EVENTS
+
+    if event not in EVENTS:  # a typo here would be a hook Claude Code runs and `memory-mcp hook` refuses
+        raise ValueError(f"{event!r} is not a hook event memory-mcp answers ({', '.join(EVENTS)})")
     settings = read_json_object(path)
     hooks = settings.setdefault("hooks", {})
     if not isinstance(hooks, dict) or not isinstance(hooks.setdefault(event, []), list):
