@@ -9,6 +9,7 @@ from typing import ParamSpec
 
 from memory_mcp.adapters import framing
 from memory_mcp.truth import budget, words
+from memory_mcp.truth.model import parse_iso
 from memory_mcp.truth.results import (
     Coverage,
     ForgetResult,
@@ -73,11 +74,8 @@ def hit(h: Hit) -> str:
 
 def age(updated: str | None, now: datetime | None = None) -> str:
     """How old a memory is, the way a person says it: `today`, `3d old`, `5mo old`, `2y old`."""
-    if not updated:
-        return "age unknown"
-    try:
-        then = datetime.fromisoformat(updated.replace("Z", "+00:00"))
-    except ValueError:
+    then = parse_iso(updated)  # a date alone (written by hand) is midnight UTC, like an unmarked time
+    if then is None:
         return "age unknown"
     days = ((now or datetime.now(UTC)) - then).days
     if days < 1:

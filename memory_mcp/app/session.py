@@ -10,6 +10,7 @@ from __future__ import annotations
 import errno
 import hashlib
 import logging
+import os
 import shutil
 import sqlite3
 import tempfile
@@ -57,7 +58,7 @@ def init_store(root: Path) -> Path:
     # Two servers started at once on a missing store must not both create it. The store's own lock
     # lives in .git/, which does not exist yet; this one is in the temp folder, keyed by the path, so
     # creating `PROJECT/.memory` leaves no stray file beside the person's code.
-    key = hashlib.sha256(str(root).encode()).hexdigest()[:16]
+    key = hashlib.sha256(os.fsencode(root)).hexdigest()[:16]
     with StoreLock(Path(tempfile.gettempdir()) / f"memory-mcp-init-{key}.lock").hold():
         if root.exists() and any(root.iterdir()):
             if is_store(root):

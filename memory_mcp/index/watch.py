@@ -196,6 +196,10 @@ class Watcher:
         if _native_events_unreliable():
             self._stop("file events do not see every edit here (WSL, or WATCHFILES_FORCE_POLLING)", float("inf"))
             return
+        if not all(_utf8(str(p)) for p in self._roots):
+            # watchfiles takes and gives paths as UTF-8 text only; the stat gate reads bytes.
+            self._stop("the store's path is not UTF-8, which file events cannot name", float("inf"))
+            return
         # Identify before watching: a root replaced in between then shows as a mismatch, not as
         # a watch silently following the old folder.
         identity = self._identify()
@@ -288,3 +292,12 @@ def _native_events_unreliable() -> bool:
     if forced and forced not in ("false", "disable", "disabled"):
         return True
     return "microsoft" in platform.uname().release.lower()
+
+
+def _utf8(text: str) -> bool:
+    """Whether a path Python decoded from the file system is valid UTF-8 (no escaped bytes in it)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True

@@ -66,7 +66,7 @@ def cache_home() -> Path:
 def cache_folder(root: Path) -> Path:
     """Where this user keeps the lock and index of a store they cannot write:
     `cache_home()/stores/<name>-<hash8 of the store's path>`."""
-    digest = hashlib.sha256(str(root).encode("utf-8")).hexdigest()[:8]
+    digest = hashlib.sha256(os.fsencode(root)).hexdigest()[:8]
     return cache_home() / "stores" / f"{root.name[:40] or 'root'}-{digest}"
 
 

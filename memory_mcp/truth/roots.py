@@ -79,7 +79,7 @@ def project_store(folder: Path) -> Path:
     if (root / PROJECT_FOLDER).is_dir() or (root / PROJECT_FOLDER).is_symlink():
         return root / PROJECT_FOLDER
     name = re.sub(r"[^A-Za-z0-9._-]+", "-", root.name).strip("-.") or "root"
-    digest = hashlib.sha256(str(root).encode("utf-8")).hexdigest()[:8]
+    digest = hashlib.sha256(os.fsencode(root)).hexdigest()[:8]
     return memory_home() / "projects" / f"{name[:40]}-{digest}"
 
 

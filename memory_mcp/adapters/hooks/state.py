@@ -111,7 +111,7 @@ class ImportLedger:
     sha256 of the text imported, so a changed note is recognised and its new import supersedes the old."""
 
     def __init__(self, store: Path, folder: Path | None = None) -> None:
-        key = hashlib.sha256(str(store).encode("utf-8")).hexdigest()[:16]
+        key = hashlib.sha256(os.fsencode(store)).hexdigest()[:16]
         self.path = (folder or state_dir()) / "auto-memory" / f"{key}.json"
         self.notes: dict[str, dict[str, str]] = _read(self.path).get("notes", {})
 

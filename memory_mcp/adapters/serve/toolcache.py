@@ -35,7 +35,7 @@ def _key() -> str:
     for file in [*sorted(_PACKAGE.rglob("*.py")), *sdk]:
         st = file.stat()
         parts.append(f"{file}:{st.st_size}:{st.st_mtime_ns}")
-    return hashlib.sha256("\n".join(parts).encode("utf-8")).hexdigest()[:20]
+    return hashlib.sha256("\n".join(parts).encode("utf-8", "surrogateescape")).hexdigest()[:20]
 
 
 def path() -> Path:

@@ -1,0 +1,115 @@
+"""What broke from outside (issue 32, "Outages and losses"), each driven as the person met it: the CLI
+as a subprocess, the hooks on stdin, the stdio server. Real git, real SQLite, nothing mocked."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import EXE
+from mcp import Client, StdioServerParameters
+
+from memory_mcp.app.store import Store
+from memory_mcp.truth import roots
+
+ID = "01JD2K3A9FZQ4W8XVBH5T6N7RM"
+
+
+@pytest.fixture
+def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    """A home, a plugin data folder and a project (a git repository) of the test's own, for this
+    process too (the project's store is found from HOME)."""
+    home, data, project = tmp_path / "home", tmp_path / "data", tmp_path / "proj"
+    for folder in (home, data, project):
+        folder.mkdir()
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("CLAUDE_PLUGIN_DATA", str(data))
+    return {"HOME": str(home), "CLAUDE_PLUGIN_DATA": str(data), "PATH": os.environ["PATH"],
+            "GIT_CONFIG_NOSYSTEM": "1", "PROJECT": str(project)}
+
+
+def cli(env: dict[str, str], *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(EXE), *args], capture_output=True, encoding="utf-8", errors="replace", env=env, cwd=cwd,
+                          timeout=120)
+
+
+def hook(env: dict[str, str], event: str, session: str = "s1", **fields: object) -> subprocess.CompletedProcess[str]:
+    payload = {"session_id": session, "transcript_path": str(Path(env["HOME"]) / "t.jsonl"), "cwd": env["PROJECT"],
+               "permission_mode": "default", "hook_event_name": event, **fields}
+    return subprocess.run([str(EXE), "hook", event], input=json.dumps(payload), capture_output=True, text=True,
+                          env=env, timeout=60)
+
+
+def hook_log(env: dict[str, str]) -> str:
+    log = Path(env["CLAUDE_PLUGIN_DATA"]) / "state" / "hooks.log"
+    return log.read_text(encoding="utf-8", errors="replace") if log.exists() else ""
+
+
+# ------------------------------------------------------------------ one field of one record
+def test_a_date_only_updated_written_by_hand_fails_no_recall_and_no_hook(env: dict[str, str]) -> None:
+    # `updated: 2026-01-01` parsed to a date-time without a zone, and the age shown in results
+    # subtracted it from an aware "now": every recall including the memory failed with a TypeError,
+    # and the prompt and file hooks said nothing for the project.
+    root = roots.project_store(Path(env["PROJECT"]))
+    Store.open(root).close()
+    (root / "memories" / "quokka.md").write_text(
+        f"---\nid: {ID}\nupdated: 2026-01-01\npaths: [src/**]\n---\n# Quokka habitat\n\n"
+        "The quokka lives on Rottnest island, off the coast near Perth.\n", encoding="utf-8")
+    done = cli(env, "--store", str(root), "recall", "quokka island")
+    assert done.returncode == 0, done.stderr
+    assert ID in done.stdout and "old" in done.stdout  # an age, counted from midnight UTC
+    prompt = hook(env, "UserPromptSubmit", prompt="where does the quokka live on the island?")
+    assert ID in prompt.stdout, (prompt.stdout, hook_log(env))
+    file = hook(env, "PreToolUse", "s2", tool_name="Read", tool_input={"file_path": f"{env['PROJECT']}/src/a.py"})
+    assert ID in file.stdout, (file.stdout, hook_log(env))
+
+
+# ------------------------------------------------------------------ a project path that is not UTF-8
+def test_store_names_of_utf8_paths_are_kept_when_the_path_bytes_are_hashed(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    # The names are hashes of the path; a store found by its name must keep it after the fix.
+    from memory_mcp.truth import layout
+
+    monkeypatch.setenv("MEMORY_MCP_HOME", str(tmp_path / "mh"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    for name in ("proj", "prøject ünïcode", "项目"):
+        folder = (tmp_path / name)
+        folder.mkdir()
+        digest = hashlib.sha256(str(folder.resolve()).encode("utf-8")).hexdigest()[:8]
+        assert roots.project_store(folder).name.endswith(f"-{digest}")
+        assert layout.cache_folder(folder.resolve()).name.endswith(f"-{digest}")
+
+
+@pytest.mark.skipif(sys.platform == "darwin", reason="macOS file systems refuse names that are not UTF-8")
+@pytest.mark.anyio
+async def test_a_project_path_that_is_not_utf8_gets_a_store_a_server_and_hooks(env: dict[str, str],
+                                                                              tmp_path: Path) -> None:
+    # str(root).encode("utf-8") raised UnicodeEncodeError on the surrogates Python uses for such a
+    # name: the plugin server exited with a traceback and `init` failed.
+    project = Path(os.fsdecode(bytes(tmp_path) + b"/caf\xe9-latin1"))
+    project.mkdir()
+    subprocess.run(["git", "init", "-q", os.fsencode(project)], check=True)
+    env = {**env, "PROJECT": str(project)}
+    done = cli(env, "init", str(project / ".memory"))
+    assert done.returncode == 0, done.stderr
+    params = StdioServerParameters(command=sys.executable, args=["-m", "memory_mcp.adapters.serve.plugin"], cwd=project,
+                                   env={k: v for k, v in env.items() if k != "PROJECT"})
+    async with Client(params) as client:
+        r = await client.call_tool("memory_remember", {"content": "Quokka notes\n\nThe quokka lives on Rottnest."})
+        assert not r.is_error, r.content
+        r = await client.call_tool("memory_recall", {"query": "quokka"})
+        assert not r.is_error and r.structured_content and r.structured_content["results"], r.content
+    prompt = hook(env, "UserPromptSubmit", prompt="where does the quokka live these days?")
+    assert "Quokka notes" in prompt.stdout, hook_log(env)
+    # A project without .memory/ gets its store under the memory home, named from the path's bytes.
+    other = Path(os.fsdecode(bytes(tmp_path) + b"/na\xefve"))
+    other.mkdir()
+    start = hook({**env, "PROJECT": str(other)}, "SessionStart", source="startup")
+    assert start.returncode == 0 and start.stdout.startswith("{"), (start.stdout, hook_log(env))
+    assert [p.name for p in (Path(env["HOME"]) / ".memory-mcp" / "projects").iterdir()][0].startswith("na-ve-")
