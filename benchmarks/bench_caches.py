@@ -43,7 +43,7 @@ from memory_mcp.truth.model import Memory, compose_body  # noqa: E402
 # (module, attribute): each bounded cache of the package, rebuilt at another size by `resize`.
 CACHES: list[tuple[Any, str]] = [
     (textproc, "_EN_CACHE"), (textproc, "_RU_CACHE"), (textproc, "_span_terms"),
-    (conflicts, "term_set"), (conflicts, "cues"), (files, "_plain"), (globs, "_glob_regex"),
+    (conflicts, "term_set"), (conflicts, "cues"), (files, "_plain"), (globs, "_compile"),
 ]
 ORIGINAL = {(m.__name__, a): getattr(m, a) for m, a in CACHES}
 

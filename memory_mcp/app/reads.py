@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -10,9 +12,10 @@ from memory_mcp.app.access import load, resolve_path
 from memory_mcp.app.session import Session
 from memory_mcp.app.upkeep import pending_count
 from memory_mcp.index.db import Index
+from memory_mcp.index.schema import Row
 from memory_mcp.recall import overview, search
 from memory_mcp.recall.ranking import DIGEST_LIMIT
-from memory_mcp.truth import files, lifecycle, words
+from memory_mcp.truth import files, globs, lifecycle, words
 from memory_mcp.truth.errors import InvalidArgument, NotFound
 from memory_mcp.truth.model import check_id, now_iso
 from memory_mcp.truth.options import Recall
@@ -26,16 +29,37 @@ def recall(session: Session, opts: Recall) -> RecallResult:
     search.row_filter(opts, [])  # refuse an unknown type before taking the lock
     if opts.as_of:
         return _recall_as_of(session, opts)
+    if opts.file:
+        return _recall_by_file(session, opts)
     with session.call() as index:
-        names, unknown = session.dictionary.normalise_all(list(opts.entities))
-        hits, truncated = search.run(index, opts, search.row_filter(opts, names),
-                                     session.dictionary.mentioned(opts.query))
-        if hits:
-            with index.transaction():
-                index.record_recall([h.id for h in hits], now_iso())
-        return RecallResult(results=hits, coverage=session.coverage(index),
-                            pending_conflicts=pending_count(index), truncated=truncated,
-                            unknown_entities=unknown)
+        return _recall(session, index, opts)
+
+
+def _recall(session: Session, index: Index, opts: Recall,
+            matched: Callable[[Row], bool] | None = None) -> RecallResult:
+    names, unknown = session.dictionary.normalise_all(list(opts.entities))
+    hits, truncated = search.run(index, opts, search.row_filter(opts, names), session.dictionary.mentioned(opts.query),
+                                 matched=matched)
+    if hits:
+        with index.transaction():
+            index.record_recall([h.id for h in hits], now_iso())
+    return RecallResult(results=hits, coverage=session.coverage(index), pending_conflicts=pending_count(index),
+                        truncated=truncated, unknown_entities=unknown)
+
+
+def _recall_by_file(session: Session, opts: Recall) -> RecallResult:
+    """Recall by file with the globs matched outside the store lock, so a write never waits on them:
+    the globs are read under the lock (after the reconcile), matched, and the recall then runs under
+    the lock again, matching afresh only a memory whose globs changed in between."""
+    with session.call() as index:
+        globbed = {r.id: r.paths for r in index.select(replace(search.row_filter(opts, []), with_paths=True))}
+    found = {mem_id for mem_id, paths in globbed.items() if globs.matches_any(paths, opts.file)}
+
+    def matched(row: Row) -> bool:
+        return row.id in found if globbed.get(row.id) == row.paths else globs.matches_any(row.paths, opts.file)
+
+    with session.storage_errors(), session.lock.hold():
+        return _recall(session, session.index(), opts, matched)
 
 
 def _recall_as_of(session: Session, opts: Recall) -> RecallResult:

@@ -4,7 +4,7 @@ diversity and the token budget. Reads only the index; the use case holds the loc
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 
@@ -41,15 +41,17 @@ def row_filter(opts: Recall, entities: Sequence[str]) -> RowFilter:
 
 
 def run(index: Index, opts: Recall, where: RowFilter, mentioned: Sequence[str] = (),
-        now: datetime | None = None) -> tuple[list[Hit], bool]:
+        now: datetime | None = None, matched: Callable[[Row], bool] | None = None) -> tuple[list[Hit], bool]:
     """The ranked hits of `opts` among the memories `where` admits, and whether the token budget
     cut the list short. `mentioned`: the dictionary entities the query names (by name or alias);
-    `now`: the moment ages are counted from (a recall as of a day counts from that day's end)."""
+    `now`: the moment ages are counted from (a recall as of a day counts from that day's end);
+    `matched`: whether a row's globs match `opts.file`, when the caller matched them already."""
     limit = opts.limit
     now = now or datetime.now(UTC)
     candidates: Sequence[Row | RankFacts]
     if opts.file:
-        candidates = [r for r in index.select(replace(where, with_paths=True)) if globs.matches_any(r.paths, opts.file)]
+        about = matched or (lambda r: globs.matches_any(r.paths, opts.file))
+        candidates = [r for r in index.select(replace(where, with_paths=True)) if about(r)]
         scores = {r.rowid: 1.0 for r in candidates}
     elif opts.query.strip():
         pool = max(limit * 8, 64)

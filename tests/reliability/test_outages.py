@@ -34,9 +34,9 @@ def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
             "GIT_CONFIG_NOSYSTEM": "1", "PROJECT": str(project)}
 
 
-def cli(env: dict[str, str], *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+def cli(env: dict[str, str], *args: str, cwd: Path | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     return subprocess.run([str(EXE), *args], capture_output=True, encoding="utf-8", errors="replace", env=env, cwd=cwd,
-                          timeout=120)
+                          timeout=timeout)
 
 
 def hook(env: dict[str, str], event: str, session: str = "s1", **fields: object) -> subprocess.CompletedProcess[str]:
@@ -113,3 +113,84 @@ async def test_a_project_path_that_is_not_utf8_gets_a_store_a_server_and_hooks(e
     start = hook({**env, "PROJECT": str(other)}, "SessionStart", source="startup")
     assert start.returncode == 0 and start.stdout.startswith("{"), (start.stdout, hook_log(env))
     assert [p.name for p in (Path(env["HOME"]) / ".memory-mcp" / "projects").iterdir()][0].startswith("na-ve-")
+
+
+# ------------------------------------------------------------------ globs that backtrack
+BACKTRACKING = "**?" * 16 + "**Q"  # a regex took minutes on it: (.*[^/]){16}.*Q against a long path
+
+
+def _old_glob_regex(pattern: str) -> str:
+    """The translation to a regex that matching used until issue 32, the reference for its semantics."""
+    import fnmatch
+    import re
+    out, i = [], 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif pattern[i] in "*?":
+            out.append("[^/]*" if pattern[i] == "*" else "[^/]")
+            i += 1
+        elif pattern[i] == "[" and (end := pattern.find("]", i + 1)) >= 0:
+            out.append(fnmatch.translate(pattern[i:end + 1])[4:-3])
+            i = end + 1
+        else:
+            out.append(re.escape(pattern[i]))
+            i += 1
+    return "".join(out)
+
+
+def test_a_backtracking_glob_costs_the_file_hook_and_recall_by_file_nothing(env: dict[str, str]) -> None:
+    # Every PreToolUse ran into its 5 s watchdog (the other file memories were lost for the call) and
+    # `recall --file` took 25 s holding the store lock, on one memory's glob written by hand.
+    root = roots.project_store(Path(env["PROJECT"]))
+    Store.open(root).close()
+    (root / "memories" / "odd.md").write_text(f"---\nid: {ID}\npaths: ['{BACKTRACKING}']\n---\n# Odd glob\n\nx\n",
+                                              encoding="utf-8")
+    billing = cli(env, "--store", str(root), "remember", "Invoices are immutable once sent.", "--paths", "src/**")
+    assert billing.returncode == 0, billing.stderr
+    deep = "src/" + "/".join(["abcdefgh"] * 40) + "/invoice.py"
+    done = cli(env, "--store", str(root), "recall", "--file", str(Path(env["PROJECT"]) / deep), cwd=Path(env["PROJECT"]),
+               timeout=20)
+    assert done.returncode == 0 and "Invoices are immutable" in done.stdout, done.stderr
+    file = hook(env, "PreToolUse", tool_name="Read", tool_input={"file_path": f"{env['PROJECT']}/{deep}"})
+    assert "Invoices are immutable" in file.stdout, hook_log(env)
+
+
+def test_a_glob_too_long_or_too_many_globs_are_refused_with_a_clear_error(env: dict[str, str]) -> None:
+    from memory_mcp.truth import globs
+
+    root = Path(env["HOME"]) / "store"
+    assert cli(env, "init", str(root)).returncode == 0
+    long = cli(env, "--store", str(root), "remember", "A note about one file.", "--paths", "src/" + "a" * 300)
+    assert long.returncode != 0 and "[invalid_argument]" in long.stderr and "at most 256" in long.stderr
+    many = ",".join(f"src/f{n}.py" for n in range(globs.MAX_GLOBS + 1))
+    refused = cli(env, "--store", str(root), "remember", "A note about many files.", "--paths", many)
+    assert refused.returncode != 0 and "at most 32" in refused.stderr, refused.stderr
+    assert "no memories" in cli(env, "--store", str(root), "recall").stdout  # nothing was written
+
+
+@pytest.mark.slow
+def test_glob_matching_keeps_the_semantics_of_the_regex_it_replaced() -> None:
+    import re
+
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from memory_mcp.truth import globs
+
+    atoms = st.sampled_from(["**/", "**", "*", "?", "a", "b", "/", ".", "[ab]", "[!a]", "[a-]", "[]", "[!]", "]",
+                             "\n", "Q", "[/]", "[z-a]"])
+
+    @settings(max_examples=3000, deadline=None, derandomize=True)
+    @given(st.lists(atoms, max_size=7).map("".join), st.text("ab/.Q]\n[", max_size=12))
+    def same(pattern: str, path: str) -> None:
+        pattern = pattern.strip().lstrip("/")
+        expected = re.fullmatch(_old_glob_regex(pattern + ("**" if pattern.endswith("/") else "")),
+                                path.lstrip("/")) is not None
+        assert globs.glob_match(pattern, path) is expected, (pattern, path)
+
+    same()
