@@ -194,3 +194,57 @@ def test_glob_matching_keeps_the_semantics_of_the_regex_it_replaced() -> None:
         assert globs.glob_match(pattern, path) is expected, (pattern, path)
 
     same()
+
+
+# ------------------------------------------------------------------ the Stop hook's transcript
+def _stop_with_rss(env: dict[str, str], transcript: str, session: str) -> tuple[str, float, int]:
+    """The Stop hook's output on `transcript`, its seconds and its peak memory in KiB (measured in a
+    parent of its own, so no other child of the test run counts)."""
+    payload = json.dumps({"session_id": session, "transcript_path": transcript, "cwd": env["PROJECT"],
+                          "hook_event_name": "Stop", "stop_hook_active": False})
+    probe = ("import resource, subprocess, sys, time\n"
+             "t = time.monotonic()\n"
+             f"done = subprocess.run([{str(EXE)!r}, 'hook', 'Stop'], input=sys.stdin.read(), capture_output=True,"
+             " text=True)\n"
+             "print(time.monotonic() - t, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
+             "sys.stdout.write(done.stdout)\n")
+    done = subprocess.run([sys.executable, "-c", probe], input=payload, capture_output=True, text=True, env=env,
+                          timeout=60)
+    first, _, out = done.stdout.partition("\n")
+    seconds, rss = first.split()
+    return out, float(seconds), int(rss)
+
+
+def test_the_stop_hook_reads_only_the_tail_of_a_regular_transcript(env: dict[str, str], tmp_path: Path) -> None:
+    # The transcript was read whole, line by line: 1.6 GB of memory on the zero device (one endless
+    # line), 1.3 GB on a sparse 2 GB file, and a pipe blocked the hook until its watchdog.
+    work = "".join(json.dumps({"type": "assistant", "message": {"content": [
+        {"type": "tool_use", "id": f"t{n}", "name": "Edit", "input": {}}]}}) + "\n" for n in range(3))
+    sparse = tmp_path / "sparse.jsonl"
+    with open(sparse, "wb") as f:
+        f.truncate(2 * 1024 ** 3)
+        f.seek(0, os.SEEK_END)
+        f.write(b"\n" + work.encode())
+    out, seconds, rss = _stop_with_rss(env, str(sparse), "sparse")
+    assert "memory_remember" in out, hook_log(env)  # the work at the end is still seen
+    assert rss < 300 * 1024 and seconds < 4, (rss, seconds)
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    for name, path in (("zero", "/dev/zero"), ("pipe", str(fifo)), ("folder", str(tmp_path))):
+        out, seconds, rss = _stop_with_rss(env, path, name)
+        assert out == "" and rss < 300 * 1024 and seconds < 4, (name, rss, seconds)
+
+
+# ------------------------------------------------------------------ SessionStart's folder
+@pytest.mark.parametrize("kind", ["missing", "file"])
+def test_session_start_in_a_folder_that_is_gone_or_a_file_creates_no_store(env: dict[str, str], tmp_path: Path,
+                                                                           kind: str) -> None:
+    # `cwd` naming no folder still chose a project store, and SessionStart (which imports Claude
+    # Code's auto memory) created it under ~/.memory-mcp/projects/.
+    cwd = tmp_path / "gone"
+    if kind == "file":
+        cwd.write_text("not a folder\n")
+    done = hook({**env, "PROJECT": str(cwd)}, "SessionStart", source="startup")
+    assert done.returncode == 0 and done.stderr == ""
+    assert not (Path(env["HOME"]) / ".memory-mcp" / "projects").exists()
+    assert "is not a folder" in hook_log(env)

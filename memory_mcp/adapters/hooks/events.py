@@ -26,6 +26,7 @@ import json
 import os
 import re
 import signal
+import stat
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -63,6 +64,9 @@ STOP_NOTE = ("memory-mcp: this session edited files or ran commands and recorded
              "memory_remember tool; they are then recalled in later sessions.")
 # A notice about a store for SessionStart: its key (told once per key) and its text, made only when told.
 Notice = tuple[str, Callable[[], str]]
+# The Stop hook reads this much of a transcript's end: the work it looks for is recent, and a whole
+# transcript is unbounded (a transcript path naming a 2 GB file took 1.3 GB of memory).
+TRANSCRIPT_TAIL = 4 * 1024 * 1024
 _ID = re.compile(r"\[([0-9A-HJKMNP-TV-Z]{26})\]")
 
 
@@ -164,8 +168,15 @@ def store_roots(payload: dict[str, Any], options: Options, create: bool = False,
         if options.user_store is not None:
             pairs.append((roots.USER, options.user_store.expanduser()))
     else:
-        config = roots.project_scopes(session_folder(payload))
-        pairs = [(roots.PROJECT, config.project), (roots.USER, config.user)]
+        folder = session_folder(payload)
+        config = roots.project_scopes(folder)
+        project: Path | None = config.project
+        if not folder.is_dir():
+            # A session folder that is gone or is a file names no project: a store made for it
+            # would be an empty one under ~/.memory-mcp/projects/ that no session finds again.
+            hookstate.log(f"the session folder {folder} is not a folder; no project store for it")
+            project = None
+        pairs = [(roots.PROJECT, project), (roots.USER, config.user)]
     pairs = admitted(pairs, [] if notices is None else notices)
     found = {name: root for name, root in pairs if root is not None
              and (is_store(root) or (create and name == roots.PROJECT and options.store is None))}
@@ -385,22 +396,41 @@ def recall_hits(roots: dict[str, Path], opts: Recall) -> list[Hit]:
 
 # ------------------------------------------------------------------ Stop
 def work_done(transcript: Path) -> tuple[int, bool]:
-    """(edit, write and shell tool calls, whether memory_remember was called) in a transcript."""
+    """(edit, write and shell tool calls, whether memory_remember was called) in the last
+    TRANSCRIPT_TAIL bytes of a transcript; nothing for what is not a regular file (a device, a pipe)."""
     calls, remembered = 0, False
-    with open(transcript, encoding="utf-8", errors="replace") as f:
-        for line in f:
-            if '"tool_use"' not in line:
-                continue  # most lines are text; parsing only tool-use lines keeps a long transcript cheap
-            with contextlib.suppress(ValueError):
-                entry = json.loads(line)
-                content = (entry.get("message") or {}).get("content")
-                for block in content if isinstance(content, list) else []:
-                    if not isinstance(block, dict) or block.get("type") != "tool_use":
-                        continue
-                    name = str(block.get("name", ""))
-                    calls += name in WORK_TOOLS
-                    remembered = remembered or name.endswith("memory_remember")
+    for line in _tail_lines(transcript, TRANSCRIPT_TAIL):
+        if '"tool_use"' not in line:
+            continue  # most lines are text; parsing only tool-use lines keeps a long transcript cheap
+        with contextlib.suppress(ValueError):
+            entry = json.loads(line)
+            content = (entry.get("message") or {}).get("content")
+            for block in content if isinstance(content, list) else []:
+                if not isinstance(block, dict) or block.get("type") != "tool_use":
+                    continue
+                name = str(block.get("name", ""))
+                calls += name in WORK_TOOLS
+                remembered = remembered or name.endswith("memory_remember")
     return calls, remembered
+
+
+def _tail_lines(path: Path, limit: int) -> list[str]:
+    """The whole lines among the last `limit` bytes of a regular file. Opened without blocking (a
+    pipe would wait for a writer) and checked on the open descriptor (the path may be swapped)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return []
+        start = max(st.st_size - limit, 0)
+        os.lseek(fd, start, os.SEEK_SET)
+        data = b""
+        while len(data) < st.st_size - start and (chunk := os.read(fd, st.st_size - start - len(data))):
+            data += chunk
+    finally:
+        os.close(fd)
+    lines = data.decode("utf-8", errors="replace").splitlines()
+    return lines[1:] if start else lines  # a tail starts inside a line
 
 
 def stop(payload: dict[str, Any]) -> str:
