@@ -149,7 +149,8 @@ class RemoteOps:
 
     def undo_interrupted_sync(self) -> bool:
         """Undo the merge a sync killed midway left behind (the marker names it: HEAD and MERGE_HEAD
-        are still the ones it started from and merged). A person's own merge is never touched, nor a
+        are still the ones it started from and merged), or finish it when the kill came after its
+        commit moved HEAD and before git dropped MERGE_HEAD. A person's own merge is never touched, nor a
         merge a git process is still working on. Call under the store lock; True when one was undone."""
         marker = self.git_dir / SYNC_MARKER
         try:
@@ -163,8 +164,17 @@ class RemoteOps:
         if ours and self.resolve_commit("HEAD") == head:
             self.clear_stale_locks()
             self.abort_merge()
+        elif ours and self._parents("HEAD") == [head, theirs]:
+            # Killed inside `git commit` of the merge, after HEAD moved and before git removed its
+            # merge state: the merge is committed; only MERGE_HEAD and its files are left to drop.
+            self.clear_stale_locks()
+            self.repo.git.merge("--quit", env=self._env)
         self.unmark_sync_merge()
         return ours
+
+    def _parents(self, rev: str) -> list[str]:
+        """The parents of commit `rev`, in order."""
+        return str(self.repo.git.rev_list("--parents", "-n1", rev, env=self._env)).split()[1:]
 
     def unmerged(self) -> dict[str, dict[int, str]]:
         """Conflicted path -> {stage: blob sha} (1 base, 2 ours = this machine, 3 theirs = the remote)."""

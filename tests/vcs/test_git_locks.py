@@ -90,6 +90,29 @@ def test_a_merge_a_killed_sync_left_is_undone_and_a_persons_merge_is_not(tmp_pat
     assert (a.root / ".git" / "MERGE_HEAD").exists()
 
 
+def test_a_sync_killed_inside_its_merge_commit_leaves_a_store_the_next_call_can_write(tmp_path: Path) -> None:
+    # `git commit` moves HEAD to the merge and then removes MERGE_HEAD: a sync killed between the two
+    # (1 kill in 36) left MERGE_HEAD with HEAD no longer where the sync started, so the undo did
+    # not recognise its merge and every write answered [repo_busy] until the person aborted it.
+    a, _ = _diverged(tmp_path)
+    head = git(a.root, "rev-parse", "HEAD").strip()
+    git(a.root, "fetch", "-q", "origin")
+    theirs = git(a.root, "rev-parse", "origin/main").strip()
+    Store.open(a.root).history.mark_sync_merge(theirs)
+    _persons_merge(a.root, theirs)
+    git(a.root, "checkout", "--theirs", "--", "memories")
+    git(a.root, "add", "-A")
+    git(a.root, "-c", "user.name=Ada", "-c", "user.email=a@b", "commit", "-q", "--no-edit")
+    merged = git(a.root, "rev-parse", "HEAD").strip()
+    (a.root / ".git" / "MERGE_HEAD").write_text(theirs + "\n")  # what the kill left of git's merge state
+    done = subprocess.run([str(EXE), "remember", "--store", str(a.root), "The shag roost is on the north stack."],
+                          capture_output=True, text=True, env=server_env(a.root, tmp_path), timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert not (a.root / ".git" / "MERGE_HEAD").exists()
+    assert git(a.root, "rev-parse", "HEAD^").strip() == merged  # the merge kept, the write after it
+    assert git(a.root, "rev-parse", f"{merged}^1", f"{merged}^2").split() == [head, theirs]
+
+
 def _persons_merge(store: Path, theirs: str) -> None:
     """`git merge --no-commit`, stopped on its conflict as a person's would be."""
     subprocess.run(["git", "-C", str(store), "-c", "user.name=Ada", "-c", "user.email=a@b", "merge", "--no-commit",
