@@ -90,7 +90,7 @@ class History(RemoteOps, ReadOps):
     def __init__(self, root: Path) -> None:
         self.root = root
         self.repo = git.Repo(root)
-        self._env = self._identity_env()
+        self._env = self._identity_env() | self._foreign_store_env()
         # The index the commits' trees are written from; the person's own index only gets the paths.
         self._scratch = self.git_dir / SCRATCH_INDEX
         self._base: _ScratchBase | None = None
@@ -122,6 +122,32 @@ class History(RemoteOps, ReadOps):
             env["GIT_AUTHOR_NAME"] = env["GIT_COMMITTER_NAME"] = FALLBACK_NAME
         if not (os.environ.get("GIT_AUTHOR_EMAIL") or reader.get_value("user", "email", "")):
             env["GIT_AUTHOR_EMAIL"] = env["GIT_COMMITTER_EMAIL"] = FALLBACK_EMAIL
+        return env
+
+    def _foreign_store_env(self) -> dict[str, str]:
+        """Config for a store another user owns and this one cannot write (a shared folder): git
+        refuses such a repository (safe.directory) and `status` failed. Every git call on it is a read
+        (nothing in it can be written), so it is declared safe for our calls only, as command-line
+        config (the person's own config is never changed), with what lets a repository's owner run a
+        command as its reader switched off: the fsmonitor hook and the clean filters `git status`
+        runs on files whose stat changed."""
+        if not hasattr(os, "geteuid"):
+            return {}
+        try:
+            owner = os.stat(self.git_dir).st_uid
+        except OSError:
+            return {}
+        if owner == os.geteuid() or os.access(self.git_dir, os.W_OK):
+            return {}
+        pairs = [("safe.directory", str(self.root.resolve())), ("core.fsmonitor", "false")]
+        for section in self.repo.config_reader("repository").sections():
+            if section.startswith('filter "'):
+                name = section[len('filter "'):].rstrip('"')
+                pairs += [(f"filter.{name}.clean", ""), (f"filter.{name}.process", "")]
+        start = int(os.environ.get("GIT_CONFIG_COUNT") or 0)  # after any the person's environment sets
+        env = {"GIT_CONFIG_COUNT": str(start + len(pairs))}
+        for n, (key, value) in enumerate(pairs, start):
+            env[f"GIT_CONFIG_KEY_{n}"], env[f"GIT_CONFIG_VALUE_{n}"] = key, value
         return env
 
     def _process_env(self) -> dict[str, str]:

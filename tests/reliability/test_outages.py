@@ -6,8 +6,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -248,3 +250,67 @@ def test_session_start_in_a_folder_that_is_gone_or_a_file_creates_no_store(env: 
     assert done.returncode == 0 and done.stderr == ""
     assert not (Path(env["HOME"]) / ".memory-mcp" / "projects").exists()
     assert "is not a folder" in hook_log(env)
+
+
+# ------------------------------------------------------------------ a store another user owns
+AS_NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+             # to reach this Python and the test's folders (under root's own); it grants no writes
+             "--inh-caps=+dac_read_search", "--ambient-caps=+dac_read_search"]
+
+
+def _can_run_as_nobody() -> bool:
+    if os.geteuid() != 0 or not shutil.which("setpriv"):
+        return False
+    done = subprocess.run([*AS_NOBODY, "sh", "-c", "test $(id -u) = 65534"], capture_output=True)
+    return done.returncode == 0
+
+
+@pytest.mark.skipif(not _can_run_as_nobody(), reason="needs root and setpriv to run the CLI as another user")
+def test_a_store_another_user_owns_can_be_read_whole_without_changing_git_config() -> None:
+    # git refuses a repository another user owns (safe.directory): `status` failed with the refusal
+    # and `recall --as-of` said the history starts later, while recall, digest and export worked.
+    # A folder everyone may read, as a shared one is (pytest's own folders are root's alone).
+    with tempfile.TemporaryDirectory(prefix="memory-mcp-shared-") as shared:
+        os.chmod(shared, 0o755)
+        _read_as_nobody(Path(shared))
+
+
+def _read_as_nobody(tmp_path: Path) -> None:
+    store = tmp_path / "shared"
+    env = {"HOME": str(tmp_path / "owner"), "PATH": os.environ["PATH"], "GIT_CONFIG_NOSYSTEM": "1"}
+    assert cli(env, "init", str(store)).returncode == 0
+    mem = cli(env, "--store", str(store), "remember", "The gannet colony has 400 pairs.")
+    assert mem.returncode == 0, mem.stderr
+    mem_id = mem.stdout.split("[", 1)[1].split("]", 1)[0]
+    home = tmp_path / "reader"
+    home.mkdir()
+    os.chown(home, 65534, 65534)
+    # What an owner could set to run a command as whoever reads the store: both must stay unrun.
+    ran = home / "ran"  # where the reader can write
+    hook_script = tmp_path / "run.sh"
+    hook_script.write_text(f"#!/bin/sh\ntouch {ran}\ncat\n")
+    hook_script.chmod(0o755)
+    subprocess.run(["git", "-C", str(store), "config", "core.fsmonitor", str(hook_script)], check=True)
+    subprocess.run(["git", "-C", str(store), "config", "filter.owner.clean", str(hook_script)], check=True)
+    (store / ".git" / "info" / "attributes").write_text("*.md filter=owner\n")
+    for memory in (store / "memories").rglob("*.md"):
+        os.utime(memory, (1, 1))  # a stat change, so status looks at the content (through the filter)
+    reader = {"HOME": str(home), "PATH": os.environ["PATH"], "GIT_CONFIG_NOSYSTEM": "1"}
+    before = (home / ".gitconfig").exists()
+
+    def read(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([*AS_NOBODY, str(EXE), "--store", str(store), *args], capture_output=True,
+                              text=True, env=reader, timeout=60)
+
+    status = read("status")
+    assert status.returncode == 0 and "git: main @" in status.stdout, status.stderr
+    assert "remember: The gannet colony" in read("read", mem_id).stdout
+    today = subprocess.run(["date", "-u", "+%Y-%m-%d"], capture_output=True, text=True).stdout.strip()
+    as_of = read("recall", "gannet", "--as-of", today)
+    assert as_of.returncode == 0 and mem_id in as_of.stdout, as_of.stderr
+    for args in (("recall", "gannet"), ("digest",), ("export",)):
+        assert read(*args).returncode == 0
+    written = read("remember", "The puffins arrive in April.")
+    assert written.returncode != 0 and "[store_unwritable]" in written.stderr
+    assert not ran.exists()
+    assert (home / ".gitconfig").exists() == before  # no safe.directory added to the reader's config
