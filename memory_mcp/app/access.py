@@ -67,7 +67,7 @@ def write(session: Session, index: Index, items: list[Loaded], fresh: frozenset[
         data = text.encode("utf-8") if item.mem.id in fresh else _edited(path, item, text)
         files.atomic_write_bytes(path, data)
         st = path.stat()
-        stats.append(FileStat(st.st_mtime_ns, st.st_size, hashlib.sha256(data).hexdigest()))
+        stats.append(FileStat(st.st_mtime_ns, st.st_size, hashlib.sha256(data).hexdigest(), st.st_ctime_ns, st.st_ino))
     with index.transaction():
         for item, stat in zip(items, stats, strict=True):
             # A memory made in this call carries canonical names already; a loaded one may carry aliases.

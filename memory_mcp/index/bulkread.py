@@ -49,6 +49,8 @@ class Wanted:
     abs: str
     mtime_ns: int
     size: int
+    ctime_ns: int
+    ino: int
     known_sha: str | None = None
 
 
@@ -80,8 +82,8 @@ def prepare(want: Wanted) -> Prepared:
         with open(want.abs, "rb") as fh:
             raw = fh.read()
     except OSError as e:
-        return Prepared(want.rel, FileStat(want.mtime_ns, want.size, ""), read_error=f"cannot read: {e.strerror}")
-    stat = FileStat(want.mtime_ns, want.size, hashlib.sha256(raw).hexdigest())
+        return Prepared(want.rel, FileStat(want.mtime_ns, want.size, "", want.ctime_ns, want.ino), read_error=f"cannot read: {e.strerror}")
+    stat = FileStat(want.mtime_ns, want.size, hashlib.sha256(raw).hexdigest(), want.ctime_ns, want.ino)
     if want.known_sha == stat.sha:
         return Prepared(want.rel, stat, unchanged=True)
     try:

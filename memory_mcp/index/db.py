@@ -179,8 +179,8 @@ class Index:
         self._check_caches()
         if self._file_stats is None:
             make = FileStat._make
-            self._file_stats = {r[0]: (make(r[1:4]), r[4]) for r in
-                                self.conn.execute("SELECT path, mtime_ns, size, sha, error FROM files")}
+            self._file_stats = {r[0]: (make(r[1:6]), r[6]) for r in self.conn.execute(
+                "SELECT path, mtime_ns, size, sha, ctime_ns, ino, error FROM files")}
         return dict(self._file_stats)
 
     def file_stats_under(self, paths: Iterable[str]) -> dict[str, tuple[FileStat, str | None]]:
@@ -188,16 +188,16 @@ class Index:
         out: dict[str, tuple[FileStat, str | None]] = {}
         for path in set(paths):
             # '/' + 1 is '0': the range holds exactly the paths that start with `path/`.
-            for p, m, s, h, e in self.conn.execute(
-                    "SELECT path, mtime_ns, size, sha, error FROM files WHERE path = ? OR (path >= ? AND path < ?)",
-                    (path, path + "/", path + "0")):
-                out[p] = (FileStat(m, s, h), e)
+            for p, m, s, h, c, i, e in self.conn.execute(
+                    "SELECT path, mtime_ns, size, sha, ctime_ns, ino, error FROM files"
+                    " WHERE path = ? OR (path >= ? AND path < ?)", (path, path + "/", path + "0")):
+                out[p] = (FileStat(m, s, h, c, i), e)
         return out
 
     def set_file(self, path: str, stat: FileStat, error: str | None = None) -> None:
         self.conn.execute(
-            "INSERT OR REPLACE INTO files(path, mtime_ns, size, sha, error) VALUES (?,?,?,?,?)",
-            (path, stat.mtime_ns, stat.size, stat.sha, error))
+            "INSERT OR REPLACE INTO files(path, mtime_ns, size, sha, ctime_ns, ino, error) VALUES (?,?,?,?,?,?,?)",
+            (path, stat.mtime_ns, stat.size, stat.sha, stat.ctime_ns, stat.ino, error))
         if self._file_stats is not None:
             self._file_stats[path] = (stat, error)
 

@@ -126,10 +126,13 @@ def _duplicate(prev: tuple[FileStat, str | None] | None) -> bool:
     return bool(prev and prev[1] and prev[1].startswith(DUPLICATE_ID))
 
 
-def _stat_clean(prev: tuple[FileStat, str | None] | None, mtime: int, size: int, last_start: int) -> bool:
-    """The stat gate. A file modified at or after the previous scan began may have been changed again
-    within the timestamp granularity, so it is not clean ("racily clean", as git does)."""
-    return bool(prev and prev[0].mtime_ns == mtime and prev[0].size == size and mtime + RACY_MARGIN_NS < last_start)
+def _stat_clean(prev: tuple[FileStat, str | None] | None, item: Seen, last_start: int) -> bool:
+    """The stat gate: mtime, size, ctime and inode as the index has them. A file modified at or after
+    the previous scan began may have been changed again within the timestamp granularity, so it is
+    not clean ("racily clean", as git does)."""
+    return bool(prev and prev[0].mtime_ns == item.mtime_ns and prev[0].size == item.size
+                and prev[0].ctime_ns == item.ctime_ns and prev[0].ino == item.ino
+                and item.mtime_ns + RACY_MARGIN_NS < last_start)
 
 
 def _check_files(root: Path, index: Index, dictionary: Dictionary, report: ReconcileReport, seen: list[Seen],
@@ -142,7 +145,7 @@ def _check_files(root: Path, index: Index, dictionary: Dictionary, report: Recon
         prev = known.get(item.rel)
         # A path the watcher saw change is hashed whatever its stat says (`touch -d` can restore it).
         recheck = force or _duplicate(prev)
-        if recheck or item.rel in changed or not _stat_clean(prev, item.mtime_ns, item.size, last_start):
+        if recheck or item.rel in changed or not _stat_clean(prev, item, last_start):
             todo.append((item, prev, recheck))
     if todo:
         # Imported here: YAML and the credential rules are needed only for a file that changed, and
@@ -150,7 +153,7 @@ def _check_files(root: Path, index: Index, dictionary: Dictionary, report: Recon
         from memory_mcp.index import bulkread
 
         skipped = len(seen) - len(todo)
-        wanted = [bulkread.Wanted(item.rel, item.abs, item.mtime_ns, item.size,
+        wanted = [bulkread.Wanted(item.rel, item.abs, item.mtime_ns, item.size, item.ctime_ns, item.ino,
                                   None if recheck or not prev else prev[0].sha) for item, prev, recheck in todo]
         for done, ((item, prev, _), prep) in enumerate(zip(todo, bulkread.prepare_all(wanted), strict=True)):
             if progress and done % 100 == 0:
@@ -241,7 +244,7 @@ def _index_file(root: Path, index: Index, dictionary: Dictionary, report: Reconc
         data = edits.edit(prep.raw, before, mem)
         files.atomic_write_bytes(root / rel, data)
         st = (root / rel).stat()
-        fstat = FileStat(st.st_mtime_ns, st.st_size, hashlib.sha256(data).hexdigest())
+        fstat = FileStat(st.st_mtime_ns, st.st_size, hashlib.sha256(data).hexdigest(), st.st_ctime_ns, st.st_ino)
         shown, derived = (files.masked(mem) if prep.secret_kinds else mem), None
         report.promoted.append(mem.id)
     entities, _ = dictionary.normalise_all(shown.entities)

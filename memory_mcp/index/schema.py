@@ -28,7 +28,7 @@ _SCHEMA_TEMPLATE = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS files (
     path TEXT PRIMARY KEY, mtime_ns INTEGER NOT NULL, size INTEGER NOT NULL, sha TEXT NOT NULL,
-    error TEXT
+    error TEXT, ctime_ns INTEGER NOT NULL DEFAULT 0, ino INTEGER NOT NULL DEFAULT 0
 );
 {memories_table};
 CREATE TABLE IF NOT EXISTS entities (memory_rowid INTEGER NOT NULL, entity TEXT NOT NULL);
@@ -79,7 +79,10 @@ CREATE TABLE IF NOT EXISTS tallies (
 
 
 class FileStat(NamedTuple):
-    """What the stat gate compares, plus the content hash of the bytes read.
+    """What the stat gate compares, plus the content hash of the bytes read. The change time and
+    the inode are compared as git compares them: a same-size edit whose mtime was put back
+    (`touch -r`, an editor restoring it) still moves ctime, and a file replaced by another has a
+    new inode. Zero where no file was stat'ed (an error entry, an as-of index built from git).
 
     A named tuple, not a dataclass: every call loads one per file, and at 10,000 files building
     frozen dataclasses cost more than the stat calls they are compared with."""
@@ -87,6 +90,8 @@ class FileStat(NamedTuple):
     mtime_ns: int
     size: int
     sha: str
+    ctime_ns: int = 0
+    ino: int = 0
 
 
 @dataclass(frozen=True)

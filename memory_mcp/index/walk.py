@@ -29,13 +29,15 @@ class Unindexed:
 
 @dataclass(slots=True)
 class Seen:
-    """A file a walk found. Two numbers, not the `stat_result`: a walk keeps one per file, and
-    10,000 stat results were 6 MB of a reindex's peak heap, a share that grows with the store."""
+    """A file a walk found. The stat gate's numbers, not the `stat_result`: a walk keeps one per
+    file, and 10,000 stat results were 6 MB of a reindex's peak heap, a share that grows with the store."""
 
     rel: str
     abs: str
     mtime_ns: int
     size: int
+    ctime_ns: int
+    ino: int
 
 
 @dataclass(slots=True)
@@ -60,7 +62,7 @@ def _regular(rel: str, full: str, st: os.stat_result, seen: list[Seen], refused:
     if st.st_nlink > 1:
         refused.append(Unindexed(rel, _HARD_LINK))
     else:
-        seen.append(Seen(rel, full, st.st_mtime_ns, st.st_size))
+        seen.append(Seen(rel, full, st.st_mtime_ns, st.st_size, st.st_ctime_ns, st.st_ino))
 
 
 def walkable(rel: str) -> bool:
@@ -130,12 +132,13 @@ def walk_tree(root: Path, start: str | None = None, gate: Gate | None = None,
             mode, rel = st.st_mode, base + name
             if mode & _FILE_TYPE == stat_mod.S_IFREG and st.st_nlink == 1:
                 mtime, prev = st.st_mtime_ns, known.get(rel)
-                # FileStat by position (mtime_ns, size): this line runs once per file on every call.
+                # FileStat by position (mtime_ns, size, sha, ctime_ns, ino): this runs once per file
+                # on every call.
                 if prev is not None and mtime < horizon and prev[1] is None and prev[0][0] == mtime \
-                        and prev[0][1] == st.st_size:
+                        and prev[0][1] == st.st_size and prev[0][3] == st.st_ctime_ns and prev[0][4] == st.st_ino:
                     clean.append(rel)
                 else:
-                    seen.append(Seen(rel, entry.path, mtime, st.st_size))
+                    seen.append(Seen(rel, entry.path, mtime, st.st_size, st.st_ctime_ns, st.st_ino))
             elif stat_mod.S_ISLNK(mode):
                 refused.append(Unindexed(rel, SYMLINK_REASON))
             elif stat_mod.S_ISREG(mode):

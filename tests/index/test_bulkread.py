@@ -74,7 +74,7 @@ def test_a_worker_that_dies_leaves_its_files_to_the_caller(tmp_path: Path, caplo
     root = tmp_path / "s"
     store = _mixed_store(root)
     store.close()
-    wanted = [bulkread.Wanted(p.relative_to(root).as_posix(), str(p), 0, p.stat().st_size)
+    wanted = [bulkread.Wanted(p.relative_to(root).as_posix(), str(p), 0, p.stat().st_size, 0, 0)
               for p in sorted((root / "memories").rglob("*.md"))]
     worker = bulkread._Worker([wanted[:5], wanted[5:10]])
     assert worker.proc is not None

@@ -314,3 +314,21 @@ def _read_as_nobody(tmp_path: Path) -> None:
     assert written.returncode != 0 and "[store_unwritable]" in written.stderr
     assert not ran.exists()
     assert (home / ".gitconfig").exists() == before  # no safe.directory added to the reader's config
+
+
+# ------------------------------------------------------------------ the stat gate
+def test_a_same_size_edit_with_its_mtime_put_back_is_seen_by_the_cli(env: dict[str, str]) -> None:
+    # The stat gate compared mtime and size only: an edit of the same size whose mtime was restored
+    # (`touch -r`, some editors and sync tools) went unseen with the watcher off and by the CLI.
+    root = Path(env["HOME"]) / "store"
+    assert cli(env, "init", str(root)).returncode == 0
+    assert cli(env, "--store", str(root), "remember", "The heron nests in the alder carr.").returncode == 0
+    path = next((root / "memories").rglob("*.md"))
+    old = path.stat().st_mtime_ns - 3600 * 10 ** 9  # well before the last scan: not racily clean
+    os.utime(path, ns=(old, old))
+    assert cli(env, "--store", str(root), "status").returncode == 0  # the index takes that stat
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.replace("heron", "egret"), encoding="utf-8")  # same size
+    os.utime(path, ns=(old, old))  # touch -r: the mtime put back
+    found = cli(env, "--store", str(root), "recall", "egret")
+    assert "The egret nests" in found.stdout, found.stdout
