@@ -36,8 +36,13 @@ from memory_mcp.vcs.history import Commit, History
 
 FOLDER = "asof"
 KEEP = 4
-# A build a killed process left half done is removed once it is this old (a live one is far quicker).
+# ... and at most this many bytes of them besides the one in use (an index of 10,000 memories is
+# about 60 MB): a count alone let a large store keep gigabytes of past days.
+KEEP_BYTES = 256 * 1024 * 1024
+# A build a killed process left half done is removed at the next build when its process is gone,
+# else once it is this old (a live one is far quicker; its pid may have been reused meanwhile).
 STALE_BUILD_SECONDS = 3600
+_BUILDER = re.compile(r"\.(\d+)-\d+\.building")
 _BUILT = "asof_commit"
 _DICTIONARY_TEXT = "asof_dictionary"
 _DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
@@ -120,6 +125,7 @@ def _build(history: History, folder: Path, path: Path, commit: str, live: Index,
     longer than the 10 s a first question may cost). With another dictionary then, entities were
     normalised otherwise, so every file is indexed from the commit."""
     folder.mkdir(parents=True, exist_ok=True)
+    _prune_builds(folder)  # before the copy below: a killed build's copy would sit beside this one
     building = folder / f"{commit}.{os.getpid()}-{threading.get_ident()}.building"
     text = (history.blob(commit, DICTIONARY) or b"").decode("utf-8", errors="replace")
     dictionary = Dictionary.parse(text)
@@ -175,15 +181,44 @@ def _add(index: Index, dictionary: Dictionary, rel: str, data: bytes, stat: File
 
 
 def _prune(folder: Path, keep: Path) -> None:
-    """Delete all but the KEEP most recently used commit indexes (never `keep`) and stale builds."""
-    indexes = sorted(folder.glob("*.sqlite3"), key=_mtime, reverse=True)
-    for old in [p for p in indexes if p != keep][KEEP - 1:]:
-        with contextlib.suppress(OSError):
-            old.unlink()
+    """Keep `keep` and, most recently used first, the other commit indexes while they are fewer
+    than KEEP and total at most KEEP_BYTES; delete the rest and the builds left by dead processes."""
+    count, size = 1, 0
+    for old in sorted((p for p in folder.glob("*.sqlite3") if p != keep), key=_mtime, reverse=True):
+        size += _size(old)
+        count += 1
+        if count > KEEP or size > KEEP_BYTES:
+            with contextlib.suppress(OSError):
+                old.unlink()
+    _prune_builds(folder)
+
+
+def _prune_builds(folder: Path) -> None:
+    """Delete the files of builds whose process is gone (a kill mid-build leaves a whole index copy)
+    or that are older than STALE_BUILD_SECONDS."""
     for build in folder.glob("*.building*"):
-        if time.time() - _mtime(build) > STALE_BUILD_SECONDS:
+        found = _BUILDER.search(build.name)
+        if (found and not _alive(int(found.group(1)))) or time.time() - _mtime(build) > STALE_BUILD_SECONDS:
             with contextlib.suppress(OSError):
                 build.unlink()
+
+
+def _alive(pid: int) -> bool:
+    """Whether a process with this id runs on this machine (one of another user counts)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # it exists, under another user
+    return True
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
 
 
 def _mtime(path: Path) -> float:

@@ -332,3 +332,34 @@ def test_a_same_size_edit_with_its_mtime_put_back_is_seen_by_the_cli(env: dict[s
     os.utime(path, ns=(old, old))  # touch -r: the mtime put back
     found = cli(env, "--store", str(root), "recall", "egret")
     assert "The egret nests" in found.stdout, found.stdout
+
+
+# ------------------------------------------------------------------ as-of indexes on disk
+def test_as_of_builds_a_killed_process_left_and_kept_indexes_past_a_byte_bound_are_removed(
+        env: dict[str, str]) -> None:
+    # A build killed midway left its copy of the index (the size of the live one) for an hour, and
+    # the kept as-of indexes were bounded by count only.
+    from memory_mcp.app import asof
+
+    root = Path(env["HOME"]) / "store"
+    assert cli(env, "init", str(root)).returncode == 0
+    assert cli(env, "--store", str(root), "remember", "The heron nests in the alder carr.").returncode == 0
+    folder = root / ".derived" / asof.FOLDER
+    folder.mkdir(parents=True)
+    gone = subprocess.Popen(["true"])
+    gone.wait()  # a process id that no process has now
+    dead = [folder / f"{'a' * 40}.{gone.pid}-7.building{suffix}" for suffix in ("", "-wal")]
+    alive = folder / f"{'b' * 40}.{os.getpid()}-7.building"  # a build still running (this process)
+    big = [folder / f"{c * 40}.sqlite3" for c in "cde"]  # past days' indexes, sparse, 100 MiB each
+    for n, path in enumerate([*dead, alive, *big]):
+        with open(path, "wb") as f:
+            f.truncate(100 * 1024 * 1024 if path in big else 4096)
+        os.utime(path, (1_000_000 + n, 1_000_000 + n) if path in big else None)
+    today = subprocess.run(["date", "-u", "+%Y-%m-%d"], capture_output=True, text=True).stdout.strip()
+    done = cli(env, "--store", str(root), "recall", "heron", "--as-of", today)
+    assert done.returncode == 0 and "heron" in done.stdout, done.stderr
+    left = sorted(p.name for p in folder.iterdir())
+    assert not any(p.name in left for p in dead) and alive.name in left
+    # The index built now and the two newest of the others: 200 MiB, within the 256 MiB bound.
+    assert [p.name for p in big if p.name in left] == [big[1].name, big[2].name], left
+    assert len([n for n in left if n.endswith(".sqlite3")]) == 3
