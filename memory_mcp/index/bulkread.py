@@ -180,9 +180,14 @@ def serve() -> None:
     """The worker's side of `_Worker`: prepare the chunks read from stdin, answer on stdout."""
     if hasattr(os, "nice"):  # not on Windows
         os.nice(WORKER_NICE)
-    chunks: list[list[Wanted]] = pickle.load(sys.stdin.buffer)
-    out = sys.stdout.buffer
-    for chunk in chunks:
-        pickle.dump([prepare(w) for w in chunk], out, protocol=pickle.HIGHEST_PROTOCOL)
-        out.flush()
+    try:
+        chunks: list[list[Wanted]] = pickle.load(sys.stdin.buffer)
+        out = sys.stdout.buffer
+        for chunk in chunks:
+            pickle.dump([prepare(w) for w in chunk], out, protocol=pickle.HIGHEST_PROTOCOL)
+            out.flush()
+    except (BrokenPipeError, EOFError, pickle.UnpicklingError):
+        # The parent is gone (killed mid-reconcile): nobody reads the answers, and a traceback would
+        # land on the person's terminal. Python's flush at exit would raise again: stdout goes nowhere.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 

@@ -363,3 +363,29 @@ def test_as_of_builds_a_killed_process_left_and_kept_indexes_past_a_byte_bound_a
     # The index built now and the two newest of the others: 200 MiB, within the 256 MiB bound.
     assert [p.name for p in big if p.name in left] == [big[1].name, big[2].name], left
     assert len([n for n in left if n.endswith(".sqlite3")]) == 3
+
+
+# ------------------------------------------------------------------ smaller ones
+def test_the_bulk_read_child_of_a_killed_parent_exits_without_a_traceback(tmp_path: Path) -> None:
+    # The child answered on a pipe its killed parent no longer read: a BrokenPipeError traceback
+    # on the person's terminal (the child shares its stderr). The child as its parent starts it,
+    # with its answers' pipe closed at the far end, and a second one whose parent died mid-request.
+    import pickle
+
+    from memory_mcp.index import bulkread
+
+    notes = []
+    for n in range(8):
+        path = tmp_path / f"n{n}.md"
+        path.write_text(f"# Note {n}\n\nSome text.\n")
+        notes.append(bulkread.Wanted(path.name, str(path), 0, path.stat().st_size, 0, 0))
+    request = pickle.dumps([notes[:4], notes[4:]])
+    child = [sys.executable, "-c", "from memory_mcp.index.bulkread import serve; serve()"]
+    for stdin in (request, request[: len(request) // 2]):
+        read_end, write_end = os.pipe()
+        os.close(read_end)
+        try:
+            done = subprocess.run(child, input=stdin, stdout=write_end, stderr=subprocess.PIPE, timeout=60)
+        finally:
+            os.close(write_end)
+        assert b"Traceback" not in done.stderr and b"BrokenPipe" not in done.stderr, done.stderr.decode()
