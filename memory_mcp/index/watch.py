@@ -158,7 +158,7 @@ class Watcher:
                 # No timeout: a watchfiles timeout may drop events that arrive as it returns.
                 got = self._notify.events(quiet_ms, 50, 0, stop)
             except RuntimeError as e:
-                self._stop(f"the watch stopped: {e}", retry_after=SWEEP_SECONDS)
+                self._stop(f"the watch stopped: {e}", retry_after=_retry_after(e))
                 continue
             if got == "signal":
                 raise KeyboardInterrupt
@@ -260,7 +260,7 @@ class Watcher:
                 if self._take(got, marker)[0]:
                     return True
         except RuntimeError as e:  # WatchfilesRustInternalError, or a closed watch
-            self._stop(f"the watch stopped: {e}", retry_after=SWEEP_SECONDS)
+            self._stop(f"the watch stopped: {e}", retry_after=_retry_after(e))
             return False
         finally:
             with contextlib.suppress(OSError):
@@ -292,6 +292,13 @@ def _native_events_unreliable() -> bool:
     if forced and forced not in ("false", "disable", "disabled"):
         return True
     return "microsoft" in platform.uname().release.lower()
+
+
+def _retry_after(e: RuntimeError) -> float:
+    """How long a watch that stopped on `e` stays off. An event for a file name that is not UTF-8
+    ends watchfiles' watch ("Unable to decode path"): restarted at once (its first call walks, and
+    the walk lists that file as unindexed), or one such file kept the watcher off for good."""
+    return 0.0 if "decode path" in str(e) else SWEEP_SECONDS
 
 
 def _utf8(text: str) -> bool:

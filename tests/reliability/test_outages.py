@@ -389,3 +389,25 @@ def test_the_bulk_read_child_of_a_killed_parent_exits_without_a_traceback(tmp_pa
         finally:
             os.close(write_end)
         assert b"Traceback" not in done.stderr and b"BrokenPipe" not in done.stderr, done.stderr.decode()
+
+
+@pytest.mark.skipif(sys.platform == "darwin", reason="macOS file systems refuse names that are not UTF-8")
+def test_a_file_name_that_is_not_utf8_does_not_stop_the_watcher_for_good(tmp_path: Path) -> None:
+    # watchfiles ends its watch on an event for such a name ("Unable to decode path"); the watcher
+    # stayed off (SWEEP_SECONDS, and again at every event for it), every call walking meanwhile.
+    # The server's own watcher object, on a real store and real inotify events.
+    from memory_mcp.app.session import init_store
+
+    store = Store.open(init_store(tmp_path / "store"), watch=True)
+    try:
+        store.refresh()
+        assert store.watcher is not None and store.watcher.running, store.watcher and store.watcher.why_off
+        (Path(os.fsdecode(os.fsencode(store.root / "memories") + b"/caf\xe9.md"))).write_text("# x\n\ny\n")
+        store.refresh()  # the event that ends watchfiles' watch
+        (store.root / "memories" / "heron.md").write_text("# Heron\n\nThe heron nests in the alder carr.\n")
+        assert [h.title for h in store.recall("heron").results] == ["Heron"]
+        assert store.watcher.running, store.watcher.why_off
+        assert not store.refresh().walked  # primed again: calls look at events only
+        assert any("UTF-8" in u.reason for u in store.status().unindexed)
+    finally:
+        store.close()
