@@ -44,7 +44,7 @@ def expected(root: Path, claim_file: Path) -> str | None:
     except (OSError, UnicodeDecodeError):
         return None
     parts = claim.split(" ", 2)
-    if len(parts) != 3 or parts[1] != machine() or parts[2] != str(root.resolve()):
+    if len(parts) != 3 or parts[1] != machine() or parts[2] != _path_text(root):
         return None
     return claim
 
@@ -60,7 +60,7 @@ def claim(index: Index, root: Path, claim_file: Path, because: str = "") -> None
     kept for status when it replaced an index that came from elsewhere."""
     import secrets  # only when an index is built, not on a hook's read
 
-    value = f"{secrets.token_hex(16)} {machine()} {root.resolve()}"
+    value = f"{secrets.token_hex(16)} {machine()} {_path_text(root)}"
     tmp = claim_file.with_name(f".{claim_file.name}.{os.getpid()}.tmp")
     tmp.write_text(value + "\n", encoding="utf-8")
     os.replace(tmp, claim_file)
@@ -68,3 +68,9 @@ def claim(index: Index, root: Path, claim_file: Path, because: str = "") -> None
         index.set_meta(META_KEY, value)
         if because:
             index.set_meta(REBUILT_KEY, because)
+
+
+def _path_text(root: Path) -> str:
+    """The store's real path as text the claim file and SQLite can hold: a path's bytes that are not
+    UTF-8 are written as \\xNN escapes (a UTF-8 path is its own text)."""
+    return os.fsencode(root.resolve()).decode("utf-8", errors="backslashreplace")
