@@ -16,8 +16,9 @@ import pytest
 
 from memory_mcp.app.store import Store
 
-# Columns that say when or in which order a row was written, not what the files hold.
-_VOLATILE = {"rowid", "mtime_ns"}
+# Columns that say when or in which order a row was written, or which copy of a file on disk it was
+# (the stat gate's ctime and inode: a rebuild runs on a copy of the store), not what the files hold.
+_VOLATILE = {"rowid", "mtime_ns", "ctime_ns", "ino"}
 
 
 def server_pids(store: Path) -> list[int]:
