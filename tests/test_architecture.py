@@ -145,7 +145,7 @@ def test_only_vectors_imports_the_dense_packages() -> None:
 
 
 # The modules that run git (`History` and what it is built from); everyone else asks them.
-GIT_RUNNERS = {"vcs.history", "vcs.remote", "vcs.readops"}
+GIT_RUNNERS = {"vcs.history", "vcs.remote", "vcs.readops", "vcs.staging"}
 
 
 def test_only_history_runs_git() -> None:

@@ -60,7 +60,7 @@ def test_tool_schemas_take_their_enumerations_from_the_model(tmp_path: Path) -> 
 def test_every_gotcha_the_docs_mention_says_its_type_is_knowledge() -> None:
     # README and the server once told agents to remember "gotchas", a type that does not exist, so an
     # agent wrote `type: gotcha` and was refused. Every paragraph that uses the word names the type.
-    from memory_mcp.adapters.hooks.events import STOP_NOTE
+    from memory_mcp.adapters.hooks.stop import STOP_NOTE
     from memory_mcp.adapters.serve.server import INSTRUCTIONS
 
     repo = ROOT

@@ -1,4 +1,4 @@
-"""The derived SQLite index: upserts, lookups and the raw search signals. Disposable by design.
+"""The derived SQLite index: upserts and lookups (its raw search signals are signals.py's). Disposable by design.
 
 Nothing here is the truth: every row can be rebuilt from the memory files. The one thing only
 the index knows is usage (recall counts), which feeds the `heat` term of ranking.
@@ -9,14 +9,13 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 from memory_mcp.index import pairs, termfreq
 from memory_mcp.index.schema import (
     FTS_TABLES,
-    HIDDEN,
     INSERT,
     INSERT_COLUMNS,
     RANK_COLUMNS,
@@ -29,11 +28,11 @@ from memory_mcp.index.schema import (
     Holder,
     RankFacts,
     Row,
-    RowFilter,
     derive,
     is_hidden,
     to_row,
 )
+from memory_mcp.index.signals import SearchSignals
 from memory_mcp.index.sqlconn import Transaction, chunks, connect
 from memory_mcp.truth.model import Memory
 
@@ -41,7 +40,7 @@ from memory_mcp.truth.model import Memory
 FTS_BATCH = 256
 
 
-class Index:
+class Index(SearchSignals):
     """One SQLite file in WAL mode. Not thread-safe on its own: the store serialises access."""
 
     def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
@@ -421,119 +420,6 @@ class Index:
         if self._count is None:
             self._count = self.conn.execute("SELECT count(*) FROM memories").fetchone()[0]
         return self._count
-
-    # ---- raw search signals (fused by query.text_scores) ----
-    def fts(self, table: str, match: str, limit: int, where: RowFilter | None = None,
-            within: Sequence[int] | None = None, among: str | None = None) -> list[tuple[int, float]]:
-        """(rowid, bm25) for an FTS5 MATCH expression; bm25 is negative, lower is better. With
-        `where`, only the memories it admits, so the limit counts results the caller can use.
-
-        Two ways to score fewer rows, each with bm25 as over all matches of `match` (FTS5 still
-        walks every match, but bm25 is most of a query's cost when it matches thousands): `within`,
-        only those rowids; `among`, only the rows that also match that MATCH expression."""
-        if table not in FTS_TABLES:
-            raise ValueError(f"unknown FTS table {table}")
-        self._flush_fts()
-        weights = ", ".join(str(w) for w in FTS_TABLES[table][1])
-        # The unary + keeps SQLite from handing these to FTS5 as rowid lookups: it would run the
-        # whole query, bm25's statistics included, once per rowid (10x slower).
-        narrow, narrow_args = "", []
-        if within is not None:
-            narrow += f" AND +{table}.rowid IN (SELECT value FROM json_each(?))"
-            narrow_args.append(json.dumps(list(within)))
-        if among is not None:
-            narrow += f" AND +{table}.rowid IN (SELECT rowid FROM {table} WHERE {table} MATCH ?)"
-            narrow_args.append(among)
-        select = f"SELECT {table}.rowid, bm25({table}, {weights}) AS r FROM {table}"
-        if where is not None and where.hides_only():
-            rows = self._fts_visible(f"{select} WHERE {table} MATCH ?{narrow} ORDER BY r LIMIT ?",
-                                     [match, *narrow_args], limit)
-            if rows is not None:
-                return rows
-        join, cond, args = where.against(f"{table}.rowid") if where else ("", "", [])
-        return list(self.conn.execute(f"{select}{join} WHERE {table} MATCH ?{cond}{narrow} ORDER BY r LIMIT ?",
-                                      (match, *args, *narrow_args, limit)))
-
-    def _fts_visible(self, sql: str, args: list[object], limit: int) -> list[tuple[int, float]] | None:
-        """The best `limit` matches of the usual recall, ranked over all rows and the hidden ones
-        dropped here; None when too many of the best were hidden (the caller filters in SQL then).
-        Excluding them in SQL built the list of hidden rowids for every query: +0.5 ms at 10,000
-        memories and +6 ms at 100,000 (10,028 hidden) on the perf harness's stem queries."""
-        hidden = self.hidden_rowids()
-        fetch = limit + min(len(hidden), limit)
-        got = self.conn.execute(sql, (*args, fetch)).fetchall()
-        rows = [(r, s) for r, s in got if r not in hidden]
-        # Exact either way: every match left out ranks below every one fetched.
-        return rows[:limit] if len(rows) >= limit or len(got) < fetch else None
-
-    def hidden_rowids(self) -> set[int]:
-        """The rowids of the memories the usual recall leaves out (`schema.HIDDEN`)."""
-        self._check_caches()
-        if self._hidden is None:
-            self._hidden = {r for (r,) in self.conn.execute(f"SELECT rowid FROM memories WHERE {HIDDEN}")}
-        return self._hidden
-
-    def doc_freq(self, terms: Iterable[str]) -> dict[str, int]:
-        """term -> how many memories hold it in `fts_stem` (0 when none does)."""
-        self._flush_terms()  # inside a transaction that changed rows
-        return termfreq.doc_freq(self.conn, terms)
-
-    def matches_any(self, table: str, match: str) -> bool:
-        """Whether any memory matches the FTS5 expression `match` in `table`: it stops at the first
-        match, unranked, so a term every memory holds costs no more than a rare one."""
-        if table not in FTS_TABLES:
-            raise ValueError(f"unknown FTS table {table}")
-        self._flush_fts()
-        return self.conn.execute(f"SELECT 1 FROM {table} WHERE {table} MATCH ? LIMIT 1", (match,)).fetchone() is not None
-
-    def stem_texts(self, rowids: list[int]) -> dict[int, str]:
-        """rowid -> the stemmed terms of its title and body, as the fts_stem table holds them."""
-        self._flush_fts()
-        out: dict[int, str] = {}
-        for chunk in chunks(rowids, 500):
-            marks = ",".join("?" * len(chunk))
-            for rid, title, body in self.conn.execute(
-                    f"SELECT rowid, title, body FROM fts_stem WHERE rowid IN ({marks})", chunk):
-                out[rid] = f"{title} {body}"
-        return out
-
-    def like(self, needles: list[str], limit: int, where: RowFilter | None = None) -> list[tuple[int, int]]:
-        """(rowid, how many needles occur) by case-insensitive substring over title, body and entities."""
-        if not needles:
-            return []
-        self._flush_fts()
-        hay = "py_lower(f.title || ' ' || f.body || ' ' || f.entities)"
-        parts = " + ".join(f"(instr({hay}, ?) > 0)" for _ in needles)
-        join, cond, args = where.against("f.rowid") if where else ("", "", [])
-        return [(r, n) for r, n in self.conn.execute(
-            f"SELECT f.rowid, {parts} AS n FROM fts_word f{join} WHERE n > 0{cond} ORDER BY n DESC LIMIT ?",
-            [n.lower() for n in needles] + args + [limit])]
-
-    def neighbours(self, rowids: Iterable[int], window: int, where: RowFilter | None = None
-                   ) -> dict[int, list[int]]:
-        """rowid -> the rowids of the `window` memories written just before and just after it in its
-        `source` (by `created`, then id), among those `where` admits; memories with no source or no
-        created time have none. One statement: each neighbour is an indexed step along
-        `memories_by_source` from the memory's own place."""
-        ids = list(dict.fromkeys(rowids))[:500]
-        if not ids or window <= 0:
-            return {}
-        cond, args = where.sql() if where else ("", [])
-        steps: list[str] = []
-        for op, order in (("<", "DESC"), (">", "ASC")):
-            for at in range(window):
-                steps.append(f"(SELECT m.rowid FROM memories m WHERE m.source = s.source AND m.created IS NOT NULL"
-                             f" AND (m.created, m.id) {op} (s.created, s.id){cond}"
-                             f" ORDER BY m.created {order}, m.id {order} LIMIT 1 OFFSET {at})")
-        rows = self.conn.execute(
-            f"SELECT s.rowid, {', '.join(steps)} FROM memories s WHERE s.rowid IN ({','.join('?' * len(ids))})"
-            " AND s.source != '' AND s.created IS NOT NULL", args * len(steps) + ids)
-        return {r[0]: [n for n in r[1:] if n is not None] for r in rows}
-
-    def select(self, where: RowFilter) -> list[Row]:
-        """Every row `where` admits, in no particular order."""
-        cond, args = where.sql()
-        return [to_row(r) for r in self.conn.execute(f"SELECT {ROW_COLUMNS} FROM memories m WHERE 1{cond}", args)]
 
     # ---- usage (heat) ----
     def usage(self, ids: Iterable[str]) -> dict[str, tuple[int, str | None]]:

@@ -105,46 +105,52 @@ def walk_tree(root: Path, start: str | None = None, gate: Gate | None = None,
             # Keep walking: edits elsewhere must still be seen. Only the deletion sweep is unsafe now.
             aborted = aborted or f"cannot read {folder[prefix:]}: {e.strerror}"
             continue
-        # Folders with a name that is not UTF-8 are refused below, so every name under this one is
-        # shown as it is once its own name is (os.sep is / wherever a walk runs on POSIX).
-        base = folder[prefix:].replace(os.sep, "/") + "/"
-        for entry in entries:
-            name = entry.name
-            if name[0] in ".#":
-                continue
-            if entry.is_dir(follow_symlinks=False):
-                if name.endswith(_TEMP_SUFFIXES):
-                    continue
-                if name.isascii() or shown(name) == name:
-                    stack.append(entry.path)
-                else:
-                    refused.append(Unindexed(shown(base + name), _NOT_UTF8))
-                continue
-            if not name.endswith(".md"):  # which no editor leftover (_TEMP_SUFFIXES) does
-                continue
-            if not name.isascii() and shown(name) != name:
-                refused.append(Unindexed(shown(base + name), _NOT_UTF8))
-                continue
-            try:
-                st = entry.stat(follow_symlinks=False)
-            except FileNotFoundError:
-                continue
-            mode, rel = st.st_mode, base + name
-            if mode & _FILE_TYPE == stat_mod.S_IFREG and st.st_nlink == 1:
-                mtime, prev = st.st_mtime_ns, known.get(rel)
-                # FileStat by position (mtime_ns, size, sha, ctime_ns, ino): this runs once per file
-                # on every call.
-                if prev is not None and mtime < horizon and prev[1] is None and prev[0][0] == mtime \
-                        and prev[0][1] == st.st_size and prev[0][3] == st.st_ctime_ns and prev[0][4] == st.st_ino:
-                    clean.append(rel)
-                else:
-                    seen.append(Seen(rel, entry.path, mtime, st.st_size, st.st_ctime_ns, st.st_ino))
-            elif stat_mod.S_ISLNK(mode):
-                refused.append(Unindexed(rel, SYMLINK_REASON))
-            elif stat_mod.S_ISREG(mode):
-                refused.append(Unindexed(rel, _HARD_LINK))
+        _take(entries, folder[prefix:].replace(os.sep, "/") + "/", stack, seen, refused, clean, known, horizon)
     seen.sort(key=_BY_REL)
     return seen, refused, aborted
+
+
+def _take(entries: list[os.DirEntry[str]], base: str, stack: list[str], seen: list[Seen], refused: list[Unindexed],
+          clean: list[str], known: dict[str, tuple[FileStat, str | None]], horizon: int) -> None:
+    """One folder's entries, `base` its store-relative path with a trailing slash: subfolders onto
+    `stack`, candidates into `seen` (or `clean` when the gate passes them), the refused into
+    `refused`. Folders with a name that is not UTF-8 are refused here, so every name under a folder
+    is shown as it is once the folder's own name is (os.sep is / wherever a walk runs on POSIX)."""
+    for entry in entries:
+        name = entry.name
+        if name[0] in ".#":
+            continue
+        if entry.is_dir(follow_symlinks=False):
+            if name.endswith(_TEMP_SUFFIXES):
+                continue
+            if name.isascii() or shown(name) == name:
+                stack.append(entry.path)
+            else:
+                refused.append(Unindexed(shown(base + name), _NOT_UTF8))
+            continue
+        if not name.endswith(".md"):  # which no editor leftover (_TEMP_SUFFIXES) does
+            continue
+        if not name.isascii() and shown(name) != name:
+            refused.append(Unindexed(shown(base + name), _NOT_UTF8))
+            continue
+        try:
+            st = entry.stat(follow_symlinks=False)
+        except FileNotFoundError:
+            continue
+        mode, rel = st.st_mode, base + name
+        if mode & _FILE_TYPE == stat_mod.S_IFREG and st.st_nlink == 1:
+            mtime, prev = st.st_mtime_ns, known.get(rel)
+            # FileStat by position (mtime_ns, size, sha, ctime_ns, ino): this runs once per file
+            # on every call.
+            if prev is not None and mtime < horizon and prev[1] is None and prev[0][0] == mtime \
+                    and prev[0][1] == st.st_size and prev[0][3] == st.st_ctime_ns and prev[0][4] == st.st_ino:
+                clean.append(rel)
+            else:
+                seen.append(Seen(rel, entry.path, mtime, st.st_size, st.st_ctime_ns, st.st_ino))
+        elif stat_mod.S_ISLNK(mode):
+            refused.append(Unindexed(rel, SYMLINK_REASON))
+        elif stat_mod.S_ISREG(mode):
+            refused.append(Unindexed(rel, _HARD_LINK))
 
 
 def gather(root: Path, paths: Collection[str]) -> tuple[list[Seen], list[Unindexed], str | None, list[str]]:

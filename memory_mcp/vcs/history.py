@@ -1,7 +1,8 @@
 """Git: one commit per write, only the memory files, with the person's identity when they have one.
 
 `History` is the only thing in memory-mcp that runs git (its sync half, fetch / merge / push, is in
-remote.py; its reading half, log / status / files of a commit, in readops.py). Callers catch
+remote.py; its reading half, log / status / files of a commit, in readops.py; the scratch index and
+the objects a commit is built from, in staging.py). Callers catch
 `GitCommandError`, re-exported here."""
 
 from __future__ import annotations
@@ -9,10 +10,8 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import stat
 import subprocess
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import git
@@ -21,20 +20,15 @@ from git import GitCommandError
 from memory_mcp.truth.errors import RepoBusy
 from memory_mcp.vcs import lockfiles as gitlocks
 from memory_mcp.vcs.objects import (
-    FILE_MODE,
     Entry,
-    ObjectFormat,
     ObjectWriter,
     Snapshot,
     Unsupported,
     commit_body,
-    empty_snapshot,
-    folders_above,
-    pack,
-    parse_tree,
 )
-from memory_mcp.vcs.readops import MAX_ARGV_PATHS, Commit, Deletion, ReadOps
+from memory_mcp.vcs.readops import Commit, Deletion, ReadOps
 from memory_mcp.vcs.remote import RemoteOps
+from memory_mcp.vcs.staging import BULK_STAGE, ScratchBase, StagingOps
 
 log = logging.getLogger("memory_mcp")
 
@@ -56,16 +50,6 @@ COMMIT_ATTEMPTS = 5
 SCRATCH_INDEX = "memory-mcp.index"
 # Commits between two background packs of the loose objects: about 4 objects each.
 PACK_EVERY = 100
-# From this many paths in one commit git only hashes them into the person's index and the objects
-# are written here (`commit_paths`); fewer, git writes them as `git add` does.
-BULK_STAGE = 100
-# What the .keep file of a pack written for a commit in progress says (`History._write_pack`).
-KEEP_REASON = "memory-mcp: commit in progress"
-# Objects of one pack written for a bulk commit (a few MB of memory files).
-PACK_OBJECTS = 5000
-# A person's index from this size on is staged into as a split index (`History._index_options`):
-# about 28,000 memories, where rewriting the whole index starts to show in a write's latency.
-SPLIT_INDEX_BYTES = 4 << 20
 
 
 class HeadKeptMoving(git.GitCommandError):
@@ -73,17 +57,7 @@ class HeadKeptMoving(git.GitCommandError):
     the next call commits it. A GitCommandError, so callers that tolerate a failed commit still do."""
 
 
-@dataclass(frozen=True)
-class _ScratchBase:
-    """The commit the scratch index was last made to match, its tree, and the index file's
-    (inode, mtime, size) right after, to notice a write by anyone else."""
-
-    head: str | None
-    tree: str
-    stat: tuple[int, int, int] | None
-
-
-class History(RemoteOps, ReadOps):
+class History(StagingOps, RemoteOps, ReadOps):
     """The store's git repository: the only object that runs git (plumbing through subprocess on the
     write path, GitPython's command wrapper elsewhere), always with `_env` on top of the process's."""
 
@@ -93,7 +67,7 @@ class History(RemoteOps, ReadOps):
         self._env = self._identity_env() | self._foreign_store_env()
         # The index the commits' trees are written from; the person's own index only gets the paths.
         self._scratch = self.git_dir / SCRATCH_INDEX
-        self._base: _ScratchBase | None = None
+        self._base: ScratchBase | None = None
         # The commit this object last made (or read HEAD as) and the trees of it read so far.
         self._tip: Snapshot | None = None
         self._writer: ObjectWriter | None = None
@@ -267,7 +241,7 @@ class History(RemoteOps, ReadOps):
                     # equal to the old HEAD's may well differ from the new one's.
                     self._drop_scratch()
                     continue
-                self._base = _ScratchBase(head, tree, self._scratch_stat())
+                self._base = ScratchBase(head, tree, self._scratch_stat())
                 return None
             commit = self._advance(head, tree, message, subject)
             if commit is None:
@@ -275,7 +249,7 @@ class History(RemoteOps, ReadOps):
                 # process): build it again from the new HEAD and retry.
                 self._drop_scratch()
                 continue
-            self._base = _ScratchBase(commit, tree, self._scratch_stat())
+            self._base = ScratchBase(commit, tree, self._scratch_stat())
             self._tip = None
             return commit
         raise HeadKeptMoving(["git", "update-ref", "HEAD"], 1,
@@ -328,54 +302,6 @@ class History(RemoteOps, ReadOps):
             self._ident = (key, (author, committer) if plain else None)
         return self._ident[1]
 
-    def _config_texts(self, env: dict[str, str]) -> list[bytes]:
-        """The bytes of every config file git would read for this store (b"" for one that is missing)."""
-        home = Path(env.get("HOME") or Path.home())
-        configs = [Path(self.repo.common_dir) / "config", self.git_dir / "config.worktree",
-                   Path(env.get("GIT_CONFIG_GLOBAL") or home / ".gitconfig"),
-                   Path(env.get("XDG_CONFIG_HOME") or home / ".config") / "git" / "config",
-                   Path(env.get("GIT_CONFIG_SYSTEM") or "/etc/gitconfig")]
-        texts = []
-        for config in configs:
-            try:
-                texts.append(config.read_bytes())
-            except OSError:
-                texts.append(b"")
-        return texts
-
-    def _index_options(self, index: Path) -> list[str]:
-        """`-c core.splitIndex=true` for staging into a person's index of SPLIT_INDEX_BYTES or more,
-        unless their configuration says anything about split indexes (then git does as it says).
-
-        Staging one path makes git read and rewrite the whole index: at 100,000 memories 14.8 MB, 84-124
-        ms of each write, against 25-35 ms with a split index, which rewrites only the changed entries
-        (docs/performance.md). Once split, git keeps the index split whatever its configuration leaves
-        unset. The cost: libgit2 cannot read a split index (powerlevel10k's prompt, onefetch), so small
-        stores, where the saving is a few milliseconds, keep the format every tool reads."""
-        try:
-            size = index.stat().st_size
-        except OSError:
-            return []
-        if size < SPLIT_INDEX_BYTES or self._person_sets_split_index():
-            return []
-        if not self._split_logged:
-            self._split_logged = True
-            log.info("the git index of %s is %s bytes: staging with core.splitIndex=true (set core.splitIndex "
-                     "in the store's git config to choose otherwise)", self.root, size)
-        return ["-c", "core.splitIndex=true"]
-
-    def _person_sets_split_index(self) -> bool:
-        """Whether any configuration git reads here (included files, `-c` from the environment, a
-        system file wherever git was built to look) says anything about split indexes. Asked of
-        `git config` itself, again whenever a config file or the environment changes."""
-        env = self._process_env()
-        key = (tuple(sorted((k, v) for k, v in env.items() if k.startswith("GIT_CONFIG") or k in ("HOME", "XDG_CONFIG_HOME"))),
-               tuple(self._config_texts(env)))
-        if self._split_config is None or self._split_config[0] != key:
-            said = self._git("config", "--get-regexp", r"^(core\.splitindex|splitindex\.)", check=False)
-            self._split_config = (key, bool(said.strip()))
-        return self._split_config[1]
-
     def _commit_changes(self, changes: dict[str, Entry | None], message: str, subject: str) -> str | None:
         """Commit the last commit's tree with `changes` applied, its new trees built in Python along
         the changed paths; None when that is the last commit's tree. Raises Unsupported for a change
@@ -404,202 +330,9 @@ class History(RemoteOps, ReadOps):
         raise HeadKeptMoving(["git", "update-ref", "HEAD"], 1,
                              b"HEAD kept moving while memory-mcp was committing; try again")
 
-    def _snapshot(self, paths: list[str]) -> Snapshot:
-        """The last commit (ours, or HEAD when we have none yet) with every folder `paths` need read."""
-        snap = self._tip
-        if snap is None:
-            head = self._head()
-            if head is None:
-                snap = empty_snapshot(self._object_format())
-            else:
-                found = self._batch([f"{head}^{{tree}}"])[0]
-                if found is None:
-                    raise Unsupported("HEAD's tree cannot be read")
-                snap = Snapshot(head, bytes.fromhex(found[0]), {"": parse_tree(found[2], self._raw_length())})
-            self._tip = snap
-        missing = snap.missing(paths)
-        rows = self._batch([f"{snap.commit}:{d}" for d in missing]) if missing and snap.commit else []
-        for k, d in enumerate(missing):
-            row = rows[k] if rows else None
-            if row is not None and row[1] != b"tree":
-                raise Unsupported(f"{d} is not a folder in HEAD")
-            snap.folders[d] = parse_tree(row[2], self._raw_length()) if row is not None else {}
-        return snap
-
-    def _changes(self, paths: list[str]) -> dict[str, Entry | None]:
-        """Each path's new tree entry (its blob written) or None when it is gone; Unsupported when git
-        would store something else than the file's bytes as a plain file (attributes, line-ending
-        conversion, a symbolic link, an executable) or the objects live where we do not write."""
-        if not self._plain_objects():
-            raise Unsupported("the repository's configuration asks git to write objects")
-        home = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
-        attributes = {self.git_dir / "info" / "attributes", home / "git" / "attributes"}
-        # Folders first, then paths: 10,000 new files in a few month folders made 39,000 Path objects.
-        folders = {d for p in paths for d in folders_above(p)}
-        attributes.update(self.root / d / ".gitattributes" for d in folders)
-        if any(a.exists() for a in attributes):
-            raise Unsupported("git attributes may filter the files")
-        writer = self._object_writer()
-        bulk = len(paths) >= BULK_STAGE
-        changes: dict[str, Entry | None] = {}
-        blobs: list[tuple[bytes, bytes]] = []
-        for path in paths:
-            full = self.root / path
-            try:
-                st = full.lstat()
-            except (FileNotFoundError, NotADirectoryError):
-                changes[path] = None
-                continue
-            if not stat.S_ISREG(st.st_mode) or st.st_mode & 0o111:
-                raise Unsupported(f"{path} is not a plain file")
-            if bulk:
-                body = full.read_bytes()
-                blobs.append((b"blob", body))
-                changes[path] = (FILE_MODE, writer.fmt.object_id(b"blob", body))
-                if len(blobs) == PACK_OBJECTS:  # an import of 100,000 files is not held in memory at once
-                    self._write_pack(blobs)
-                    blobs = []
-            else:
-                changes[path] = (FILE_MODE, writer.write(b"blob", full.read_bytes()))
-        if blobs:
-            self._write_pack(blobs)
-        return changes
-
-    def _drop_stale_keeps(self) -> None:
-        """Remove the .keep files a commit of ours left when it was killed. Called under the person's
-        index lock, which every commit of ours holds while it writes packs: no other is in progress."""
-        for keep in (Path(self.repo.common_dir) / "objects" / "pack").glob("pack-*.keep"):
-            with contextlib.suppress(OSError):
-                if keep.read_bytes().strip() == KEEP_REASON.encode():
-                    keep.unlink()
-
-    def _write_pack(self, objects: list[tuple[bytes, bytes]]) -> None:
-        """Write `objects` as one pack, kept (a .keep file) until the commit names them: a
-        `git repack -a -d` meanwhile would delete a pack of objects nothing refers to yet."""
-        if not self._keeps:
-            self._drop_stale_keeps()
-        out = self._git("index-pack", "--stdin", f"--keep={KEEP_REASON}",
-                        data=pack(objects, self._object_writer().fmt))
-        for line in out.splitlines():
-            kind, _, name = line.partition("\t")
-            if kind == "keep":
-                self._keeps.append(Path(self.repo.common_dir) / "objects" / "pack" / f"pack-{name}.keep")
-
-    def _plain_objects(self) -> bool:
-        """Whether objects written here are what git would write: no object folder set by the
-        environment, no shared-repository permissions, no second hash, no line-ending conversion."""
-        if os.environ.get("GIT_OBJECT_DIRECTORY"):
-            return False
-        reader = self.repo.config_reader()
-        return not (reader.get_value("core", "sharedrepository", "") or reader.get_value("core", "attributesfile", "")
-                    or reader.get_value("extensions", "compatobjectformat", "")
-                    or str(reader.get_value("core", "autocrlf", "false")).lower() not in ("false", "0", "no", "off"))
-
-    def _object_format(self) -> ObjectFormat:
-        return ObjectFormat("sha256" if self._oid_length() == 64 else "sha1")
-
-    def _raw_length(self) -> int:
-        return self._oid_length() // 2
-
-    def _object_writer(self) -> ObjectWriter:
-        if self._writer is None:
-            self._writer = ObjectWriter(Path(self.repo.common_dir) / "objects", self._object_format())
-        return self._writer
-
-    def _batch(self, names: list[str]) -> list[tuple[str, bytes, bytes] | None]:
-        """Objects by name through one `git cat-file --batch`: (id, kind, body), or None where missing."""
-        out = self._git_bytes("cat-file", "--batch", data=b"".join(n.encode() + b"\n" for n in names))
-        found: list[tuple[str, bytes, bytes] | None] = []
-        at = 0
-        for _ in names:
-            end = out.index(b"\n", at)
-            header = out[at:end].split(b" ")
-            if len(header) != 3:  # "<name> missing" (or ambiguous)
-                found.append(None)
-                at = end + 1
-                continue
-            size = int(header[2])
-            found.append((header[0].decode(), header[1], out[end + 1:end + 1 + size]))
-            at = end + 1 + size + 1  # the content is followed by a newline
-        return found
-
-    def _staged(self, paths: list[str], staging: Path) -> bytes:
-        """The entries of `paths` in `staging`, the copy of the person's index they were just staged in
-        as `git add` / `git rm --cached` would (their other staged work stays as it is), as
-        `update-index -z --index-info` input; a path gone from the index becomes a mode-0 entry."""
-        staged = self._index_entries(paths, staging)
-        removed = self._removed_entry()
-        return b"".join(staged.get(p, removed) + b"\t" + p + b"\0" for p in (p.encode() for p in paths))
-
-    def _removed_entry(self) -> bytes:
-        """The `update-index --index-info` mode and id that remove a path from the index."""
-        return b"0 " + b"0" * self._oid_length()
-
-    def _index_entries(self, paths: list[str], index: Path) -> dict[bytes, bytes]:
-        """path -> b"mode sha" of the entries of `paths` in the index file `index`."""
-        # ls-files takes no path list from a file: many paths read the whole index instead.
-        out = self._git_bytes("ls-files", "-s", "-z", "--", *(paths if len(paths) <= MAX_ARGV_PATHS else []),
-                              index=index)
-        entries: dict[bytes, bytes] = {}
-        for record in out.split(b"\0"):
-            if record:
-                info, path = record.split(b"\t", 1)
-                mode, sha, _ = info.split(b" ")
-                entries[path] = mode + b" " + sha
-        return entries
-
-    def _stage_what_we_read(self, changes: dict[str, Entry | None], staging: Path, options: list[str]) -> None:
-        """After `update-index --info-only`: where git hashed another version of a file than the one
-        read for the commit (changed or deleted in between), stage the commit's entry instead, whose
-        object exists, so the person's index and the commit agree and name no missing object."""
-        entries = self._index_entries(list(changes), staging)
-        removed = self._removed_entry()
-        fixes = []
-        for path, entry in changes.items():
-            ours = removed if entry is None else entry[0] + b" " + entry[1].hex().encode()
-            held = entries.get(path.encode())
-            if held is not None and held != ours:
-                fixes.append(ours + b"\t" + path.encode() + b"\0")
-        if fixes:
-            self._git(*options, "update-index", "-z", "--index-info", data=b"".join(fixes), index=staging)
-
-    def _scratch_base(self) -> tuple[str | None, str]:
-        """HEAD and its tree, with the scratch index holding that tree. Rebuilt when anything but this
-        object wrote the scratch index since its last commit (another server process, a crash)."""
-        base = self._base
-        if base is not None and base.stat == self._scratch_stat():
-            return base.head, base.tree
-        head = self._head()
-        if head:
-            self._git("read-tree", head, scratch=True)
-            tree = self._git("rev-parse", f"{head}^{{tree}}").strip()
-        else:
-            self._git("read-tree", "--empty", scratch=True)
-            tree = self._git("hash-object", "-t", "tree", "--stdin", data=b"").strip()
-        self._base = _ScratchBase(head, tree, self._scratch_stat())
-        return head, tree
-
     def _head(self) -> str | None:
         """The commit HEAD points at, or None on a branch with no commit yet."""
         return self._git("rev-parse", "-q", "--verify", "HEAD^{commit}", check=False).strip() or None
-
-    def _oid_length(self) -> int:
-        """Hex digits of an object id here: 40 (SHA-1), or 64 in a SHA-256 repository."""
-        if self._oid_hex is None:
-            fmt = self._git("rev-parse", "--show-object-format", check=False).strip()
-            self._oid_hex = 64 if fmt == "sha256" else 40
-        return self._oid_hex
-
-    def _scratch_stat(self) -> tuple[int, int, int] | None:
-        try:
-            st = self._scratch.stat()
-        except FileNotFoundError:
-            return None
-        return st.st_ino, st.st_mtime_ns, st.st_size
-
-    def _drop_scratch(self) -> None:
-        self._base = None
-        self._scratch.unlink(missing_ok=True)
 
     def _git_bytes(self, *args: str, data: bytes | None = None, scratch: bool = False, index: Path | None = None,
                    check: bool = True) -> bytes:

@@ -19,6 +19,7 @@ from hook_eval import CHIT_CHAT, MEMORIES, PROMPTS
 
 from memory_mcp.adapters.hooks import events as hooks
 from memory_mcp.adapters.hooks import state as hookstate
+from memory_mcp.adapters.hooks import stop as stop_note
 from memory_mcp.app.store import Store
 from memory_mcp.truth import globs
 
@@ -255,7 +256,7 @@ def test_stop_notes_once_after_real_work_without_a_memory(env: dict[str, str], t
         return
     out = json.loads(first.stdout)
     assert "decision" not in out and set(out) == {"hookSpecificOutput"}
-    assert out["hookSpecificOutput"] == {"hookEventName": "Stop", "additionalContext": hooks.STOP_NOTE}
+    assert out["hookSpecificOutput"] == {"hookEventName": "Stop", "additionalContext": stop_note.STOP_NOTE}
     assert hook(env, "Stop", payload).stdout == ""  # at most once per session
 
 

@@ -161,9 +161,9 @@ def split(root: Path) -> bool:
 def test_a_large_index_is_staged_into_as_a_split_index(core: Store, monkeypatch: pytest.MonkeyPatch) -> None:
     """From SPLIT_INDEX_BYTES on, a write rewrites only the changed entries of the person's index; git
     reads it as before: status clean, every memory tracked, the person's own commit works."""
-    from memory_mcp.vcs import history
+    from memory_mcp.vcs import staging
 
-    monkeypatch.setattr(history, "SPLIT_INDEX_BYTES", 1)
+    monkeypatch.setattr(staging, "SPLIT_INDEX_BYTES", 1)
     paths = [core.remember("The ocelot job runs at noon.").path, core.remember("The puma cache is LRU.").path]
     assert split(core.root)
     assert memory_changes(core) == ""
@@ -177,9 +177,9 @@ def test_a_large_index_is_staged_into_as_a_split_index(core: Store, monkeypatch:
 
 def test_a_person_who_configured_split_index_is_obeyed(core: Store, monkeypatch: pytest.MonkeyPatch) -> None:
     """`core.splitIndex false` (libgit2 tools cannot read a split index) keeps the index whole, however big."""
-    from memory_mcp.vcs import history
+    from memory_mcp.vcs import staging
 
-    monkeypatch.setattr(history, "SPLIT_INDEX_BYTES", 1)
+    monkeypatch.setattr(staging, "SPLIT_INDEX_BYTES", 1)
     git(core.root, "config", "core.splitIndex", "false")
     core.remember("The ocelot job runs at noon.")
     assert not split(core.root)
@@ -279,9 +279,9 @@ def test_a_file_deleted_while_a_bulk_commit_reads_it_leaves_no_missing_object(co
 def test_a_bulk_commit_keeps_its_pack_until_the_commit_names_it(core: Store, monkeypatch: pytest.MonkeyPatch) -> None:
     """A `git repack -a -d` deletes packs of objects nothing refers to: the blobs' packs (one per
     PACK_OBJECTS) carry a .keep file while the commit is being made, and none once it is."""
-    from memory_mcp.vcs import history
+    from memory_mcp.vcs import history, staging
 
-    monkeypatch.setattr(history, "PACK_OBJECTS", history.BULK_STAGE // 2)
+    monkeypatch.setattr(staging, "PACK_OBJECTS", history.BULK_STAGE // 2)
     core.recall("warm")
     _hand_added(core.root, history.BULK_STAGE)
     packs = core.root / ".git" / "objects" / "pack"
@@ -302,9 +302,9 @@ def test_a_bulk_commit_keeps_its_pack_until_the_commit_names_it(core: Store, mon
 
 def test_a_split_index_setting_in_an_included_config_file_is_obeyed(core: Store,
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    from memory_mcp.vcs import history
+    from memory_mcp.vcs import staging
 
-    monkeypatch.setattr(history, "SPLIT_INDEX_BYTES", 1)
+    monkeypatch.setattr(staging, "SPLIT_INDEX_BYTES", 1)
     (core.root / ".git" / "extra.config").write_text("[core]\n\tsplitIndex = false\n")
     git(core.root, "config", "include.path", "extra.config")
     core.remember("The ocelot job runs at noon.")
@@ -315,7 +315,7 @@ def test_a_keep_file_left_by_a_killed_bulk_commit_is_removed_by_the_next(core: S
     """A commit killed between writing its pack and committing leaves the .keep file: the next bulk
     commit, holding the index lock no other commit of ours can hold meanwhile, removes it; a
     person's own .keep file stays."""
-    from memory_mcp.vcs import history
+    from memory_mcp.vcs import history, staging
 
     core.recall("warm")
     _hand_added(core.root, history.BULK_STAGE)
@@ -323,7 +323,7 @@ def test_a_keep_file_left_by_a_killed_bulk_commit_is_removed_by_the_next(core: S
     packs = core.root / ".git" / "objects" / "pack"
     ours = packs / f"{next(packs.glob('*.pack')).stem}.keep"
     theirs = packs / f"pack-{'0' * 40}.keep"
-    ours.write_text(history.KEEP_REASON + "\n")
+    ours.write_text(staging.KEEP_REASON + "\n")
     theirs.write_text("kept by pat\n")
     for i in range(history.BULK_STAGE):
         fm_file(core.root, f"more/note-{i}.md", f"# More {i}\n\nThe ibis shard {i}.\n")

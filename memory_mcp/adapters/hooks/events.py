@@ -25,10 +25,8 @@ import functools
 import json
 import os
 import re
-import signal
-import stat
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -37,6 +35,8 @@ from typing import TYPE_CHECKING, Any
 from memory_mcp.adapters import framing
 from memory_mcp.adapters.hooks import automemory
 from memory_mcp.adapters.hooks import state as hookstate
+from memory_mcp.adapters.hooks import stop as stop_note
+from memory_mcp.adapters.hooks.watchdog import watchdog
 from memory_mcp.adapters.render import age
 from memory_mcp.truth import globs
 from memory_mcp.truth.options import Recall
@@ -56,17 +56,10 @@ MIN_SHARED = 2
 RELATIVE = 0.5
 MIN_WORDS = 3
 EXCERPT_CHARS = 160
-WORK_TOOLS = frozenset({"Edit", "MultiEdit", "Write", "NotebookEdit", "Bash"})
 FILE_TOOLS = frozenset({"Read", "Edit", "MultiEdit", "Write", "NotebookEdit"})
 FILE_MEMORIES = 8  # the most memories one file brings
-STOP_NOTE = ("memory-mcp: this session edited files or ran commands and recorded no memory. Durable "
-             "decisions, preferences and gotchas (type knowledge) found in it can be recorded with the "
-             "memory_remember tool; they are then recalled in later sessions.")
 # A notice about a store for SessionStart: its key (told once per key) and its text, made only when told.
 Notice = tuple[str, Callable[[], str]]
-# The Stop hook reads this much of a transcript's end: the work it looks for is recent, and a whole
-# transcript is unbounded (a transcript path naming a 2 GB file took 1.3 GB of memory).
-TRANSCRIPT_TAIL = 4 * 1024 * 1024
 _ID = re.compile(r"\[([0-9A-HJKMNP-TV-Z]{26})\]")
 
 
@@ -92,7 +85,7 @@ def main(event: str, options: Options | None = None, stdin: str | None = None) -
         hookstate.log(f"{shown} (one of {', '.join(EVENTS)})")
         return 1
     try:
-        with _watchdog(EVENTS[name].watchdog_s):
+        with watchdog(EVENTS[name].watchdog_s):
             payload = json.loads(sys.stdin.read() if stdin is None else stdin or "{}")
             if not isinstance(payload, dict):
                 raise ValueError("hook input is not a JSON object")
@@ -111,30 +104,6 @@ def _event_name(event: str) -> str:
     """`session-start`, `SessionStart` and `sessionstart` all name the same event."""
     flat = event.replace("-", "").replace("_", "").lower()
     return next((e for e in EVENTS if e.lower() == flat), event)
-
-
-class _Timeout(Exception):
-    pass
-
-
-@contextlib.contextmanager
-def _watchdog(seconds: float) -> Iterator[None]:
-    """Raise inside a hook that runs too long, so it ends with no output before Claude Code's own
-    timeout (which would discard the output anyway, after making the person wait)."""
-    if not hasattr(signal, "setitimer") or os.environ.get("MEMORY_MCP_HOOK_NO_WATCHDOG"):
-        yield
-        return
-
-    def fire(signum: int, frame: object) -> None:
-        raise _Timeout(f"hook ran over {seconds}s")
-
-    previous = signal.signal(signal.SIGALRM, fire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 def handle(event: str, payload: dict[str, Any], options: Options) -> str:
@@ -395,56 +364,10 @@ def recall_hits(roots: dict[str, Path], opts: Recall) -> list[Hit]:
 
 
 # ------------------------------------------------------------------ Stop
-def work_done(transcript: Path) -> tuple[int, bool]:
-    """(edit, write and shell tool calls, whether memory_remember was called) in the last
-    TRANSCRIPT_TAIL bytes of a transcript; nothing for what is not a regular file (a device, a pipe)."""
-    calls, remembered = 0, False
-    for line in _tail_lines(transcript, TRANSCRIPT_TAIL):
-        if '"tool_use"' not in line:
-            continue  # most lines are text; parsing only tool-use lines keeps a long transcript cheap
-        with contextlib.suppress(ValueError):
-            entry = json.loads(line)
-            content = (entry.get("message") or {}).get("content")
-            for block in content if isinstance(content, list) else []:
-                if not isinstance(block, dict) or block.get("type") != "tool_use":
-                    continue
-                name = str(block.get("name", ""))
-                calls += name in WORK_TOOLS
-                remembered = remembered or name.endswith("memory_remember")
-    return calls, remembered
-
-
-def _tail_lines(path: Path, limit: int) -> list[str]:
-    """The whole lines among the last `limit` bytes of a regular file. Opened without blocking (a
-    pipe would wait for a writer) and checked on the open descriptor (the path may be swapped)."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            return []
-        start = max(st.st_size - limit, 0)
-        os.lseek(fd, start, os.SEEK_SET)
-        data = b""
-        while len(data) < st.st_size - start and (chunk := os.read(fd, st.st_size - start - len(data))):
-            data += chunk
-    finally:
-        os.close(fd)
-    lines = data.decode("utf-8", errors="replace").splitlines()
-    return lines[1:] if start else lines  # a tail starts inside a line
-
-
 def stop(payload: dict[str, Any]) -> str:
     """At most once per session, after real work with no memory written: a non-blocking note."""
-    state = hookstate.SessionState(str(payload.get("session_id", "")))
-    transcript = payload.get("transcript_path")
-    if state.stop_noted or payload.get("stop_hook_active") or not transcript:
-        return ""
-    calls, remembered = work_done(Path(str(transcript)).expanduser())
-    if calls < 3 or remembered:
-        return ""
-    state.stop_noted = True
-    state.save()
-    return _output("Stop", STOP_NOTE)
+    note = stop_note.note(payload)
+    return _output("Stop", note) if note else ""
 
 
 # ------------------------------------------------------------------ PreToolUse
