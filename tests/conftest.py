@@ -292,3 +292,18 @@ def run_on_terminal(args: list[str], env: dict[str, str], timeout: float) -> tup
     finally:
         os.close(leader)
     return done, drawn
+
+
+def hook_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    """A home, a plugin data folder and a project (a git repository) of a hook test's own, the
+    home and data folder set in this process too; the consent file follows the home."""
+    home, data, project = tmp_path / "home", tmp_path / "data", tmp_path / "proj"
+    for folder in (home, data, project):
+        folder.mkdir()
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    values = {"HOME": str(home), "CLAUDE_PLUGIN_DATA": str(data), "PATH": os.environ["PATH"],
+              "GIT_CONFIG_NOSYSTEM": "1", "PROJECT": str(project)}
+    for key in ("HOME", "CLAUDE_PLUGIN_DATA"):
+        monkeypatch.setenv(key, values[key])
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    return values

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import EXE, ROOT
+from conftest import EXE, ROOT, hook_env
 from hook_eval import CHIT_CHAT, MEMORIES, PROMPTS
 
 from memory_mcp.adapters.hooks import events as hooks
@@ -28,16 +28,7 @@ ID = re.compile(r"\[([0-9A-Z]{26})\]")
 
 @pytest.fixture
 def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
-    """A home, a plugin data folder and a project (a git repository) of the test's own."""
-    home, data, project = tmp_path / "home", tmp_path / "data", tmp_path / "proj"
-    for folder in (home, data, project):
-        folder.mkdir()
-    subprocess.run(["git", "init", "-q", str(project)], check=True)
-    values = {"HOME": str(home), "CLAUDE_PLUGIN_DATA": str(data), "PATH": os.environ["PATH"],
-              "GIT_CONFIG_NOSYSTEM": "1", "PROJECT": str(project)}
-    for key in ("HOME", "CLAUDE_PLUGIN_DATA"):
-        monkeypatch.setenv(key, values[key])
-    return values
+    return hook_env(tmp_path, monkeypatch)
 
 
 def hook(env: dict[str, str], event: str, payload: dict, *args: str) -> subprocess.CompletedProcess[str]:

@@ -15,7 +15,7 @@ import unicodedata
 from pathlib import Path
 
 import pytest
-from conftest import EXE
+from conftest import EXE, hook_env
 
 from memory_mcp.adapters import framing
 from memory_mcp.app.store import Store
@@ -35,18 +35,7 @@ HOSTILE = {
 
 @pytest.fixture
 def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
-    """A home, a plugin data folder and a project (a git repository) of the test's own."""
-    home, data, project = tmp_path / "home", tmp_path / "data", tmp_path / "proj"
-    for folder in (home, data, project):
-        folder.mkdir()
-    subprocess.run(["git", "init", "-q", str(project)], check=True)
-    values = {"HOME": str(home), "CLAUDE_PLUGIN_DATA": str(data), "PATH": os.environ["PATH"],
-              "GIT_CONFIG_NOSYSTEM": "1", "PROJECT": str(project)}
-    for key in ("HOME", "CLAUDE_PLUGIN_DATA"):
-        monkeypatch.setenv(key, values[key])
-    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
-    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
-    return values
+    return hook_env(tmp_path, monkeypatch)
 
 
 def hook(env: dict[str, str], event: str, payload: dict, *args: str) -> str:
