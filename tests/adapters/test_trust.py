@@ -202,11 +202,8 @@ def session(env: dict[str, str], project: Path, tmp_path: Path) -> dict[str, str
     return out
 
 
-def test_a_cloned_self_link_is_refused_injects_nothing_and_writes_nothing_into_the_code_repository(
-        env: dict[str, str], tmp_path: Path) -> None:
-    # On a102c0e a plain clone of a repository that commits `.memory -> .` and a memories/ folder had
-    # its memories injected by every hook, `.derived/` written into its work tree, and the plugin
-    # server's memory_remember committed into its history.
+def self_linked_clone(tmp_path: Path) -> Path:
+    """A plain clone of a code repository that commits `.memory -> .` beside hostile memories/."""
     upstream = code_repo(tmp_path)
     hostile_memories(upstream)
     (upstream / ".memory").symlink_to(".")
@@ -214,6 +211,15 @@ def test_a_cloned_self_link_is_refused_injects_nothing_and_writes_nothing_into_t
     git(upstream, "commit", "-qm", "billing")
     clone = tmp_path / "clone"
     git(tmp_path, "clone", "-q", str(upstream), str(clone))
+    return clone
+
+
+def test_a_cloned_self_link_is_refused_injects_nothing_and_writes_nothing_into_the_code_repository(
+        env: dict[str, str], tmp_path: Path) -> None:
+    # On a102c0e a plain clone of a repository that commits `.memory -> .` and a memories/ folder had
+    # its memories injected by every hook, `.derived/` written into its work tree, and the plugin
+    # server's memory_remember committed into its history.
+    clone = self_linked_clone(tmp_path)
     out = session(env, clone, tmp_path)
     assert out["UserPromptSubmit"] == out["PreToolUse"] == ""
     assert "evil.example" not in out["SessionStart"] and "symbolic link" in out["SessionStart"]
@@ -233,13 +239,7 @@ async def test_the_plugin_server_refuses_a_self_linked_store_and_commits_nothing
         env: dict[str, str], tmp_path: Path) -> None:
     from mcp import Client, StdioServerParameters
 
-    upstream = code_repo(tmp_path)
-    hostile_memories(upstream)
-    (upstream / ".memory").symlink_to(".")
-    git(upstream, "add", "-A")
-    git(upstream, "commit", "-qm", "billing")
-    clone = tmp_path / "clone"
-    git(tmp_path, "clone", "-q", str(upstream), str(clone))
+    clone = self_linked_clone(tmp_path)
     params = StdioServerParameters(command=sys.executable, args=["-m", "memory_mcp.plugin"],
                                    env={**env, "CLAUDE_PROJECT_DIR": str(clone)}, cwd=str(clone))
     async with Client(params) as client:
