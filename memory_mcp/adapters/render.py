@@ -24,6 +24,7 @@ from memory_mcp.truth.results import (
     VectorCoverage,
     VectorsResult,
 )
+from memory_mcp.truth.standing import UNACCEPTED
 from memory_mcp.truth.visible import shown
 
 _P = ParamSpec("_P")
@@ -58,15 +59,27 @@ def coverage(c: Coverage) -> str:
     return text + (f" ({c.note})" if c.note else "")
 
 
+AUTHOR_CHARS = 24  # a longer git author name is cut: it is shown, never trusted, and costs tokens
+
+
+def provenance(h: Hit) -> str:
+    """What a memory's line says of where it came from, beyond its store: `, by NAME` when its
+    author is not the person, `, unaccepted` when the person has not accepted this version (about 6
+    tokens for both; nothing for the person's own and accepted memories)."""
+    name = " ".join(h.author.split())
+    by = f", by {name[:AUTHOR_CHARS]}" if name else ""
+    return by + (f", {UNACCEPTED}" if h.standing == UNACCEPTED else "")
+
+
 def hit(h: Hit) -> str:
-    """One recall line: id, title, state when not active, type, trust and age, so a stale memory
-    looks stale."""
+    """One recall line: id, title, state when not active, type, trust, age and provenance, so a stale
+    memory looks stale and someone else's looks like someone else's."""
     flags = "" if h.state == "active" else f" [{h.state}]"
     flags += f" ({h.scope} scope)" if h.scope else ""
     ents = f" {{{', '.join(h.entities)}}}" if h.entities else ""
     flags += f" [changed since: {h.changed_since}]" if h.changed_since else ""
     flags += f" [superseded since: {h.superseded_since}]" if h.superseded_since else ""
-    line = f"- [{h.id}] {h.title}{flags} ({h.type}, {h.trust}, {age(h.updated)}){ents}\n  {h.excerpt}"
+    line = f"- [{h.id}] {h.title}{flags} ({h.type}, {h.trust}, {age(h.updated)}{provenance(h)}){ents}\n  {h.excerpt}"
     if h.supersedes:
         line += "\n  replaced: " + "; ".join(f"[{r.id}] {r.title}" for r in h.supersedes)
     return line
@@ -228,9 +241,12 @@ def digest(hits: list[Hit], max_tokens: int = DIGEST_TOKENS, max_chars: int = 1 
     lines: list[str] = []
     more = ""
     spent = budget.estimate_tokens(DIGEST_HEADING + "\n")
+    last_scope = None
     for n, h in enumerate(hits):
-        where = f", {h.scope}" if h.scope else ""
-        line = framing.data_line(f"- **{h.title}** ({h.type}{where}) [{h.id}]: {h.excerpt}")
+        # The store once for each run of its lines, not on every line.
+        where = f", {h.scope}" if h.scope and h.scope != last_scope else ""
+        last_scope = h.scope
+        line = framing.data_line(f"- **{h.title}** ({h.type}{where}{provenance(h)}) [{h.id}]: {h.excerpt}")
         cost = budget.estimate_tokens(line)
         if n and spent + cost > max_tokens:
             more = f"({len(hits) - n} more; {words.op('recall')} finds them)"

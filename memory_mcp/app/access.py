@@ -9,7 +9,9 @@ from pathlib import Path
 
 from ulid import ULID
 
+from memory_mcp.app import provenance
 from memory_mcp.app.session import Session
+from memory_mcp.index.authors import Version, versions
 from memory_mcp.index.db import Index
 from memory_mcp.index.schema import FileStat
 from memory_mcp.truth import edits, files, words
@@ -17,6 +19,7 @@ from memory_mcp.truth.errors import Containment, InvalidArgument, NotFound, Pars
 from memory_mcp.truth.layout import month_folder
 from memory_mcp.truth.model import Memory, check_id, now_iso, slugify
 from memory_mcp.truth.secrets import scan
+from memory_mcp.truth.standing import blob_sha
 from memory_mcp.truth.validate import kinds
 
 
@@ -61,13 +64,19 @@ def write(session: Session, index: Index, items: list[Loaded], fresh: frozenset[
                 f"{item.rel} holds what looks like a credential ({kinds(found)}), written by hand. Remove it "
                 "from the file (say where it is kept instead), then call again.")
     session.history.check_idle()
+    datas = [text.encode("utf-8") if item.mem.id in fresh else _edited(session.root / item.rel, item, text)
+             for item, text in zip(items, texts, strict=True)]
+    # Recorded before the files exist, so no reader sees a version of ours as someone else's.
+    before = versions(index.conn, [item.rel for item in items if item.mem.id not in fresh])
+    provenance.carry([(_version(before.get(item.rel)), (item.mem.id, blob_sha(data)))
+                      for item, data in zip(items, datas, strict=True)])
     stats: list[FileStat] = []
-    for item, text in zip(items, texts, strict=True):
+    for item, data in zip(items, datas, strict=True):
         path = session.root / item.rel
-        data = text.encode("utf-8") if item.mem.id in fresh else _edited(path, item, text)
         files.atomic_write_bytes(path, data)
         st = path.stat()
-        stats.append(FileStat(st.st_mtime_ns, st.st_size, hashlib.sha256(data).hexdigest(), st.st_ctime_ns, st.st_ino))
+        stats.append(FileStat(st.st_mtime_ns, st.st_size, hashlib.sha256(data).hexdigest(), st.st_ctime_ns, st.st_ino,
+                              blob_sha(data)))
     with index.transaction():
         for item, stat in zip(items, stats, strict=True):
             # A memory made in this call carries canonical names already; a loaded one may carry aliases.
@@ -75,6 +84,10 @@ def write(session: Session, index: Index, items: list[Loaded], fresh: frozenset[
                 session.dictionary.normalise_all(item.mem.entities)[0]
             index.upsert(item.rel, item.mem, entities, stat)
             index.set_secret_flags(item.rel, [])
+
+
+def _version(v: Version | None) -> tuple[str, str] | None:
+    return (v.id, v.blob) if v is not None else None
 
 
 def _edited(path: Path, item: Loaded, text: str) -> bytes:

@@ -32,6 +32,7 @@ from memory_mcp.truth.errors import BeforeHistory, InvalidArgument, ParseError
 from memory_mcp.truth.model import parse_iso
 from memory_mcp.truth.results import Coverage, Hit
 from memory_mcp.truth.secrets import scan
+from memory_mcp.truth.standing import blob_sha
 from memory_mcp.vcs.history import Commit, History
 
 FOLDER = "asof"
@@ -159,7 +160,7 @@ def _apply(index: Index, dictionary: Dictionary, wanted: list[tuple[str, bytes]]
         prev = known.get(rel)
         if prev is None or prev[0].sha != sha:
             index.remove_path(rel)
-            _add(index, dictionary, rel, data, FileStat(0, len(data), sha))
+            _add(index, dictionary, rel, data, FileStat(0, len(data), sha, blob=blob_sha(data)))
 
 
 def _add(index: Index, dictionary: Dictionary, rel: str, data: bytes, stat: FileStat) -> None:

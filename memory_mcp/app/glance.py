@@ -18,6 +18,7 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
+from memory_mcp.app import authorship, provenance
 from memory_mcp.app.scopes import merged_digest
 from memory_mcp.index import origin, reconcile
 from memory_mcp.index.db import Index
@@ -33,17 +34,20 @@ def recall(roots: dict[str, Path], opts: Recall) -> list[Hit] | None:
     first store's hits first, within one `limit`), each named by its scope when there are several.
     None when any index is missing, from another version, or behind its files."""
     hits: list[Hit] = []
-    for scope, root in roots.items():
-        left = opts.limit - len(hits)
-        if left <= 0:
-            break
-        with _current(root) as found:
-            if found is None:
-                return None
-            index, dictionary = found
-            names, _ = dictionary.normalise_all(list(opts.entities))
-            got, _ = search.run(index, replace(opts, limit=left), search.row_filter(opts, names))
-        hits += [replace(h, scope=scope) for h in got] if len(roots) > 1 else got
+    with authorship.Reader() as reader:
+        more = reader.rejected_count()  # rejected memories are left out: ask for that many more
+        for scope, root in roots.items():
+            left = opts.limit - len(hits)
+            if left <= 0:
+                break
+            with _current(root, reader) as found:
+                if found is None:
+                    return None
+                index, dictionary = found
+                names, _ = dictionary.normalise_all(list(opts.entities))
+                got, _ = search.run(index, replace(opts, limit=left + more), search.row_filter(opts, names))
+                got = provenance.annotate(index, got, reader)[:left]
+            hits += [replace(h, scope=scope) for h in got] if len(roots) > 1 else got
     return hits
 
 
@@ -52,11 +56,13 @@ def digest(roots: dict[str, Path], limit: int = ranking.DIGEST_LIMIT) -> list[Hi
     index is missing, from another version, or behind its files."""
     lists: dict[str, list[Hit]] = {}
     now = datetime.now(UTC)
-    for scope, root in roots.items():
-        with _current(root) as found:
-            if found is None:
-                return None
-            lists[scope] = [search.hit(r, 1.0) for r in overview.digest(found[0].conn, limit, now)]
+    with authorship.Reader() as reader:
+        for scope, root in roots.items():
+            with _current(root, reader) as found:
+                if found is None:
+                    return None
+                rows = overview.digest(found[0].conn, limit, now, provenance.ranker(reader))
+                lists[scope] = provenance.annotate(found[0], [search.hit(r, 1.0) for r in rows], reader)
     return merged_digest(lists)
 
 
@@ -79,11 +85,12 @@ def other_version(roots: dict[str, Path]) -> Path | None:
 
 
 @contextmanager
-def _current(root: Path) -> Iterator[tuple[Index, Dictionary] | None]:
+def _current(root: Path, reader: authorship.Reader) -> Iterator[tuple[Index, Dictionary] | None]:
     """The store's index and dictionary when the index is this version's, was built on this machine
-    for this store (`origin`), and no memory file was added, removed or renamed since its last walk;
-    else None. The index is closed on leaving."""
-    index = Index.open_existing(index_path(root))
+    for this store (`origin`), no memory file was added, removed or renamed since its last walk, and
+    this version has seen the store (its baseline is taken: `provenance.refresh`); else None. The
+    index is closed on leaving."""
+    index = Index.open_existing(index_path(root)) if reader.seen(root) else None
     if index is None:
         yield None
         return

@@ -7,7 +7,7 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
-from memory_mcp.app import asof, transfer
+from memory_mcp.app import asof, authorship, provenance, transfer
 from memory_mcp.app.access import load, resolve_path
 from memory_mcp.app.session import Session
 from memory_mcp.app.upkeep import pending_count
@@ -38,8 +38,13 @@ def recall(session: Session, opts: Recall) -> RecallResult:
 def _recall(session: Session, index: Index, opts: Recall,
             matched: Callable[[Row], bool] | None = None) -> RecallResult:
     names, unknown = session.dictionary.normalise_all(list(opts.entities))
-    hits, truncated = search.run(index, opts, search.row_filter(opts, names), session.dictionary.mentioned(opts.query),
-                                 matched=matched)
+    with authorship.Reader() as reader:
+        # A memory this person rejected is left out: ask for as many more as there are rejections.
+        more = reader.rejected_count()
+        hits, truncated = search.run(index, replace(opts, limit=opts.limit + more) if more else opts,
+                                     search.row_filter(opts, names), session.dictionary.mentioned(opts.query),
+                                     matched=matched)
+        hits = provenance.annotate(index, hits, reader)[: opts.limit]
     if hits:
         with index.transaction():
             index.record_recall([h.id for h in hits], now_iso())
@@ -128,9 +133,11 @@ def peek(session: Session, id: str) -> Listed | None:
 
 def digest(session: Session, limit: int = DIGEST_LIMIT) -> list[Hit]:
     """The memories worth loading at session start: active preferences, then decisions (each by
-    rank), then every other active memory newest first. Callers cut the list to a token budget."""
-    with session.call() as index:
-        return [search.hit(r, 1.0) for r in overview.digest(index.conn, limit, datetime.now(UTC))]
+    rank), then every other active memory newest first; within each, the person's own first, then
+    accepted, then not accepted, and none they rejected. Callers cut the list to a token budget."""
+    with session.call() as index, authorship.Reader() as reader:
+        rows = overview.digest(index.conn, limit, datetime.now(UTC), provenance.ranker(reader))
+        return provenance.annotate(index, [search.hit(r, 1.0) for r in rows], reader)
 
 
 def export(session: Session) -> dict[str, Any]:

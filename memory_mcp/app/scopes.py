@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memory_mcp.recall import ranking
-from memory_mcp.truth import budget
+from memory_mcp.truth import budget, standing
 from memory_mcp.truth.errors import BeforeHistory, InvalidArgument
 from memory_mcp.truth.options import Recall
 from memory_mcp.truth.results import Coverage, Hit, Listed, RecallResult, ReindexResult, StatusResult
@@ -27,14 +27,16 @@ if TYPE_CHECKING:  # the store (git, SQLite, YAML, stemmers) loads on the first 
 
 def merged_digest(lists: dict[str, list[Hit]]) -> list[Hit]:
     """One digest from each store's (scope name -> its digest, the project's first): preferences and
-    decisions first (the project's before the user's within a type), then everything else newest
-    first, each hit named by its scope; one store's digest as it is."""
+    decisions first (within a type the person's own, then accepted, then not accepted, the
+    project's before the user's within each), then everything else newest first in the same order of
+    standing, each hit named by its scope; one store's digest as it is."""
     if len(lists) == 1:
         return next(iter(lists.values()))
     every = [replace(h, scope=name) for name, hits in lists.items() for h in hits]
-    first = sorted((h for h in every if h.type in ranking.DIGEST_FIRST), key=lambda h: ranking.DIGEST_FIRST.index(h.type))
+    first = sorted((h for h in every if h.type in ranking.DIGEST_FIRST),
+                   key=lambda h: (ranking.DIGEST_FIRST.index(h.type), standing.rank(h.standing)))
     rest = sorted((h for h in every if h.type not in ranking.DIGEST_FIRST), key=lambda h: h.updated or "", reverse=True)
-    return first + rest
+    return first + sorted(rest, key=lambda h: standing.rank(h.standing))
 
 
 def open_trusted(root: Path | None, watch: bool | None = False) -> Store:

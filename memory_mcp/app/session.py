@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
-from memory_mcp.app import consent
+from memory_mcp.app import consent, provenance
 from memory_mcp.app.lock import LOCK_TIMEOUT_SECONDS, StoreLock
 from memory_mcp.index import origin
 from memory_mcp.index.db import Index
@@ -142,6 +142,7 @@ class Session:
         self._recovered = False
         self._notice = ""  # something the next answer with a coverage must tell (an index rebuilt)
         self._walk_next = True  # the index is new to this process, or the last walk was incomplete
+        self._seen = False  # this version took the store's baseline (`provenance.refresh`)
         self.after_call: Callable[[], None] | None = None  # told when a call has finished (the embedder)
 
     @property
@@ -306,6 +307,7 @@ class Session:
         self._walk_next = report.aborted is not None
         if (report.reindexed or report.removed or report.dictionary_changed) and not self.read_only:
             self._commit_hand_edits(index, report)  # a store we cannot write keeps them uncommitted
+        self._seen = provenance.refresh(self.root, index, self.history, self._seen)
         if plan and self.watcher:
             self.watcher.settled(plan, walked=report.walked and report.aborted is None, folders=report.folders)
         return report
@@ -350,6 +352,8 @@ class Session:
             deleted = [p for p in paths if p in removed]
             edited = [p for p in paths if p not in removed and p != DICTIONARY]
             ids = index.memory_ids(edited)
+            # Not in any commit yet, so made on this machine (docs/security.md, "Hand edits").
+            provenance.hand_edited(index, self.history, edited)
             ids += [report.removed_ids[p] for p in deleted if p in report.removed_ids]
             parts = [f"{n} file{'s' if n != 1 else ''} {what}" for n, what in
                      ((len(edited), "edited by hand"), (len(deleted), "deleted by hand")) if n]

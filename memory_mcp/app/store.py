@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Unpack
 
-from memory_mcp.app import access, embedding, importing, reads, settling, upkeep, writes
+from memory_mcp.app import accepting, access, embedding, importing, reads, settling, upkeep, writes
 from memory_mcp.app.lock import LOCK_TIMEOUT_SECONDS
 from memory_mcp.app.session import Session, init_store, open_root
 from memory_mcp.app.sources import decode_source
@@ -188,6 +188,20 @@ class Store:
     def peek(self, id: str) -> Listed | None:
         """Title, path and state of a memory as the files say now (reconciled), or None."""
         return reads.peek(self.session, id)
+
+    def unaccepted(self, standing: str = "unaccepted") -> list[Hit]:
+        """The memories whose version now the person has not accepted (or, `standing="rejected"`,
+        rejected), newest first. For `memory-mcp accept`; no MCP tool accepts."""
+        return accepting.listed(self.session, standing)
+
+    def decide(self, decision: str, ids: list[str]) -> list[str]:
+        """Accept, reject or un-reject the version now held of each memory of `ids` (the person's
+        record, never the store); a line for each."""
+        return accepting.decide(self.session, decision, ids)
+
+    def accept_held(self) -> int:
+        """Accept what the store holds now (trusting it); how many memory versions."""
+        return accepting.accept_held(self.session)
 
     def digest(self, limit: int = DIGEST_LIMIT) -> list[Hit]:
         """The memories worth loading at session start (preferences, decisions, then newest first)."""

@@ -24,6 +24,7 @@ from memory_mcp.index.schema import Derived, FileStat, derive
 from memory_mcp.truth import files
 from memory_mcp.truth.errors import ParseError
 from memory_mcp.truth.model import Memory
+from memory_mcp.truth.standing import blob_sha
 
 log = logging.getLogger("memory_mcp")
 
@@ -83,7 +84,7 @@ def prepare(want: Wanted) -> Prepared:
             raw = fh.read()
     except OSError as e:
         return Prepared(want.rel, FileStat(want.mtime_ns, want.size, "", want.ctime_ns, want.ino), read_error=f"cannot read: {e.strerror}")
-    stat = FileStat(want.mtime_ns, want.size, hashlib.sha256(raw).hexdigest(), want.ctime_ns, want.ino)
+    stat = FileStat(want.mtime_ns, want.size, hashlib.sha256(raw).hexdigest(), want.ctime_ns, want.ino, blob_sha(raw))
     if want.known_sha == stat.sha:
         return Prepared(want.rel, stat, unchanged=True)
     try:

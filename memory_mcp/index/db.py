@@ -178,8 +178,8 @@ class Index(SearchSignals):
         self._check_caches()
         if self._file_stats is None:
             make = FileStat._make
-            self._file_stats = {r[0]: (make(r[1:6]), r[6]) for r in self.conn.execute(
-                "SELECT path, mtime_ns, size, sha, ctime_ns, ino, error FROM files")}
+            self._file_stats = {r[0]: (make(r[1:7]), r[7]) for r in self.conn.execute(
+                "SELECT path, mtime_ns, size, sha, ctime_ns, ino, blob, error FROM files")}
         return dict(self._file_stats)
 
     def file_stats_under(self, paths: Iterable[str]) -> dict[str, tuple[FileStat, str | None]]:
@@ -187,16 +187,16 @@ class Index(SearchSignals):
         out: dict[str, tuple[FileStat, str | None]] = {}
         for path in set(paths):
             # '/' + 1 is '0': the range holds exactly the paths that start with `path/`.
-            for p, m, s, h, c, i, e in self.conn.execute(
-                    "SELECT path, mtime_ns, size, sha, ctime_ns, ino, error FROM files"
+            for p, m, s, h, c, i, b, e in self.conn.execute(
+                    "SELECT path, mtime_ns, size, sha, ctime_ns, ino, blob, error FROM files"
                     " WHERE path = ? OR (path >= ? AND path < ?)", (path, path + "/", path + "0")):
-                out[p] = (FileStat(m, s, h, c, i), e)
+                out[p] = (FileStat(m, s, h, c, i, b), e)
         return out
 
     def set_file(self, path: str, stat: FileStat, error: str | None = None) -> None:
         self.conn.execute(
-            "INSERT OR REPLACE INTO files(path, mtime_ns, size, sha, ctime_ns, ino, error) VALUES (?,?,?,?,?,?,?)",
-            (path, stat.mtime_ns, stat.size, stat.sha, stat.ctime_ns, stat.ino, error))
+            "INSERT OR REPLACE INTO files(path, mtime_ns, size, sha, ctime_ns, ino, blob, error)"
+            " VALUES (?,?,?,?,?,?,?,?)", (path, stat.mtime_ns, stat.size, stat.sha, stat.ctime_ns, stat.ino, stat.blob, error))
         if self._file_stats is not None:
             self._file_stats[path] = (stat, error)
 

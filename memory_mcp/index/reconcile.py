@@ -24,6 +24,7 @@ from memory_mcp.truth.model import State, body_sha, now_iso
 from memory_mcp.truth.options import Progress
 from memory_mcp.truth.paths import shown
 from memory_mcp.truth.results import ReconcileReport
+from memory_mcp.truth.standing import blob_sha
 
 if TYPE_CHECKING:
     from memory_mcp.index.bulkread import Prepared
@@ -244,7 +245,8 @@ def _index_file(root: Path, index: Index, dictionary: Dictionary, report: Reconc
         data = edits.edit(prep.raw, before, mem)
         files.atomic_write_bytes(root / rel, data)
         st = (root / rel).stat()
-        fstat = FileStat(st.st_mtime_ns, st.st_size, hashlib.sha256(data).hexdigest(), st.st_ctime_ns, st.st_ino)
+        fstat = FileStat(st.st_mtime_ns, st.st_size, hashlib.sha256(data).hexdigest(), st.st_ctime_ns, st.st_ino,
+                         blob_sha(data))
         shown, derived = (files.masked(mem) if prep.secret_kinds else mem), None
         report.promoted.append(mem.id)
     entities, _ = dictionary.normalise_all(shown.entities)

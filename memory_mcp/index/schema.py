@@ -28,8 +28,14 @@ _SCHEMA_TEMPLATE = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS files (
     path TEXT PRIMARY KEY, mtime_ns INTEGER NOT NULL, size INTEGER NOT NULL, sha TEXT NOT NULL,
-    error TEXT, ctime_ns INTEGER NOT NULL DEFAULT 0, ino INTEGER NOT NULL DEFAULT 0
+    error TEXT, ctime_ns INTEGER NOT NULL DEFAULT 0, ino INTEGER NOT NULL DEFAULT 0,
+    blob TEXT NOT NULL DEFAULT ''
 );
+-- Who wrote each version of a memory file: the git author of the first commit that holds the blob,
+-- filled from one `git log` over the commits since the last one read (app/provenance.py). Shown
+-- beside the memory, never trusted: anyone can commit under any name.
+CREATE TABLE IF NOT EXISTS authors (blob TEXT PRIMARY KEY, name TEXT NOT NULL, email TEXT NOT NULL,
+    date TEXT NOT NULL) WITHOUT ROWID;
 {memories_table};
 CREATE TABLE IF NOT EXISTS entities (memory_rowid INTEGER NOT NULL, entity TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS entities_by_name ON entities(entity);
@@ -92,6 +98,7 @@ class FileStat(NamedTuple):
     sha: str
     ctime_ns: int = 0
     ino: int = 0
+    blob: str = ""  # the git blob id of the bytes (`standing.blob_sha`): the version decisions are about
 
 
 @dataclass(frozen=True)

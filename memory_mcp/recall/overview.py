@@ -6,12 +6,17 @@ row to filter it took 220 ms of each status); and the digest's memories."""
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 from datetime import datetime
 
 from memory_mcp.index.schema import EPISODES, PROVISIONAL, REVIEW, ROW_COLUMNS, TALLIED, WITHHELD, Row, to_row
 from memory_mcp.recall import ranking
 from memory_mcp.truth import lifecycle
 from memory_mcp.truth.model import State
+from memory_mcp.truth.standing import DROPPED
+
+# A memory version's place by its standing (`standing.rank`), for each (id, blob) given, in order.
+Rank = Callable[[list[tuple[str, str]]], list[int]]
 
 _SHOWN = "m.state = ? AND m.feedback > ?"  # what recall and the digest return: active, not withheld
 
@@ -53,26 +58,43 @@ def provisional(conn: sqlite3.Connection, limit: int) -> list[Row]:
     return _rows(conn, PROVISIONAL, (), "m.rowid", limit)
 
 
-def digest(conn: sqlite3.Connection, limit: int, now: datetime) -> list[Row]:
+def digest(conn: sqlite3.Connection, limit: int, now: datetime, rank: Rank | None = None) -> list[Row]:
     """The session digest's memories, at most `limit`, active and not withheld: preferences, then
     decisions, each by rank (the score of a perfect text match; index order among equals), then the
     other types newest first. The first two are ranked from five columns, the rest sorted and cut by
     SQLite, and only the rows shown are built: building every row was most of a digest at 10,000
-    memories (SessionStart)."""
+    memories (SessionStart).
+
+    `rank` gives each memory version (id, git blob) its place among its type by standing
+    (`standing.rank`: the person's own, then accepted, then not accepted; `standing.DROPPED`, a
+    rejected one, is left out); without it every memory ranks alike."""
     first = ranking.DIGEST_FIRST
     marks = ",".join("?" * len(first))
     shown = (State.ACTIVE.value, lifecycle.WITHHOLD_AT)
+    found = conn.execute(
+        "SELECT m.rowid, m.type, m.trust, m.updated, m.feedback, coalesce(u.recall_count, 0), m.id,"
+        " coalesce(f.blob, '') FROM memories m LEFT JOIN usage u ON u.id = m.id LEFT JOIN files f ON f.path = m.path"
+        f" WHERE {_SHOWN} AND m.type IN ({marks})", (*shown, *first)).fetchall()
+    places = _places(rank, [(r[6], r[7]) for r in found])
     ranked = sorted(
-        (first.index(kind), -ranking.score(1.0, trust, State.ACTIVE.value, updated, count, feedback, now), rowid)
-        for rowid, kind, trust, updated, feedback, count in conn.execute(
-            "SELECT m.rowid, m.type, m.trust, m.updated, m.feedback, coalesce(u.recall_count, 0) FROM memories m"
-            f" LEFT JOIN usage u ON u.id = m.id WHERE {_SHOWN} AND m.type IN ({marks})", (*shown, *first)))
+        (first.index(kind), place, -ranking.score(1.0, trust, State.ACTIVE.value, updated, count, feedback, now), rowid)
+        for (rowid, kind, trust, updated, feedback, count, *_), place in zip(found, places, strict=True)
+        if place < DROPPED)
     picked = [rowid for *_, rowid in ranked[:limit]]
     if len(picked) < limit:
-        picked += [rowid for (rowid,) in conn.execute(
-            f"SELECT m.rowid FROM memories m WHERE {_SHOWN} AND m.type NOT IN ({marks})"
-            " ORDER BY coalesce(nullif(m.updated, ''), nullif(m.created, ''), '') DESC, m.id DESC LIMIT ?",
-            (*shown, *first, limit - len(picked)))]
+        rest = conn.execute(
+            f"SELECT m.rowid, m.id, coalesce(f.blob, '') FROM memories m LEFT JOIN files f ON f.path = m.path"
+            f" WHERE {_SHOWN} AND m.type NOT IN ({marks})"
+            " ORDER BY coalesce(nullif(m.updated, ''), nullif(m.created, ''), '') DESC, m.id DESC"
+            + ("" if rank else " LIMIT ?"), (*shown, *first, *(() if rank else (limit - len(picked),)))).fetchall()
+        later = _places(rank, [(r[1], r[2]) for r in rest])
+        # Newest first within each standing (sorted is stable).
+        picked += [r[0] for r, p in sorted(zip(rest, later, strict=True), key=lambda x: x[1]) if p < DROPPED][
+            : limit - len(picked)]
     by_rowid = {r.rowid: r for r in _rows(conn, f"m.rowid IN ({','.join('?' * len(picked))})", tuple(picked),
                                           "m.rowid", len(picked))} if picked else {}
     return [by_rowid[i] for i in picked]
+
+
+def _places(rank: Rank | None, versions: list[tuple[str, str]]) -> list[int]:
+    return rank(versions) if rank else [0] * len(versions)

@@ -78,6 +78,11 @@ class Hit:
     # What this memory replaced, newest first, at most search.CHAIN_ON_HIT: the "why" of a decision
     # is often the memory it superseded.
     supersedes: list[Replaced] = field(default_factory=list)
+    # Provenance (issue 31): the git author of the commit that wrote this version ("" when none has
+    # yet: written here and not committed), shown and never trusted; and its standing with the
+    # person on this machine (`truth/standing.py`: own, accepted or unaccepted).
+    author: str = ""
+    standing: str = ""
 
 
 @dataclass

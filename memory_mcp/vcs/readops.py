@@ -67,6 +67,70 @@ class ReadOps:
             counts["(not committed)"] = counts.get("(not committed)", 0) + 1
         return counts
 
+    def head_seen(self) -> str:
+        """The commit HEAD names, read from git's files without a git process ("" when unborn or
+        unreadable): every tool call asks whether the history moved, and answers nearly always no."""
+        git_dir = Path(self.repo.git_dir)
+        try:
+            head = (git_dir / "HEAD").read_text(encoding="utf-8").strip()
+            if not head.startswith("ref: "):
+                return head
+            ref = head[5:]
+            common = Path(self.repo.common_dir)
+            loose = common / ref
+            if loose.is_file():
+                return loose.read_text(encoding="utf-8").strip()
+            for line in (common / "packed-refs").read_text(encoding="utf-8").splitlines():
+                if line.endswith(f" {ref}"):
+                    return line.split(" ", 1)[0]
+        except (OSError, UnicodeDecodeError):
+            pass
+        return ""
+
+    def blob_authors(self, since: str = "") -> list[tuple[str, str, str, str]]:
+        """(blob, author name, author e-mail, author date) of every memory file version written by a
+        commit of HEAD after `since` (all of HEAD's history without it), oldest first: one `git log`
+        for all of them. A merge commit's own result is not listed (its parents' commits are), so a
+        teammate's text pulled by a merge is theirs, not the person's who merged."""
+        span = [f"{since}..HEAD"] if since else ["HEAD"]
+        args = ["log", "--reverse", "--raw", "--no-abbrev", "--no-renames", "-z",
+                "--format=%x01%an%x00%ae%x00%aI%x00", *span, "--", MEMORIES]
+        try:
+            out = self._git_bytes(*args).decode("utf-8", "replace")
+        except git.GitCommandError:
+            if not since:
+                return []
+            return self.blob_authors()  # `since` is gone (history rewritten, gc'd): read it all
+        found: list[tuple[str, str, str, str]] = []
+        for commit in out.split("\x01")[1:]:
+            name, email, date, rest = (commit.split("\0", 3) + ["", "", ""])[:4]
+            # -z --raw: ":old-mode new-mode old-blob new-blob status" NUL path NUL, repeated; every
+            # path is under memories/, so only the records start with a colon.
+            for info in rest.split("\0"):
+                parts = info.strip().split(" ")
+                if len(parts) >= 5 and parts[0].startswith(":") and parts[3].strip("0"):
+                    found.append((parts[3], name, email, date))
+        return found
+
+    def head_blobs(self, paths: list[str]) -> dict[str, str]:
+        """The blob HEAD holds at each of `paths` that it has (one `ls-tree`)."""
+        specs = paths if len(paths) <= MAX_ARGV_PATHS else [MEMORIES]
+        out = self._git_bytes("ls-tree", "-r", "-z", "HEAD", "--", *specs, check=False).decode("utf-8", "replace")
+        wanted = set(paths)
+        found: dict[str, str] = {}
+        for record in out.split("\0"):
+            info, _, path = record.partition("\t")
+            parts = info.split(" ")
+            if path in wanted and len(parts) == 3 and parts[1] == "blob":
+                found[path] = parts[2]
+        return found
+
+    def identity_email(self) -> str:
+        """The e-mail this store's commits are made with on this machine (the person's, else the
+        fallback identity)."""
+        ident = self._git("var", "GIT_AUTHOR_IDENT", check=False).strip()
+        return ident.rsplit(" ", 2)[0].rpartition("<")[2].rstrip(">") if "<" in ident else ""
+
     def tracked(self, paths: list[str]) -> set[str]:
         """Which of `paths` git tracks (in its index)."""
         out = self.repo.git.ls_files("-z", "--", *paths, env=self._env)

@@ -65,9 +65,11 @@ def test_prompt_hook_on_a_current_index_imports_none_of_the_heavy_modules(tmp_pa
     assert "Stripe webhook retries" in out and "memory_mcp.app.glance" in loaded
     assert sorted(loaded & HEAVY) == []
     # Of the layers below the derived index, only the hooks' read, the store finder and the person's
-    # decisions about the stores (app/consent.py, standard library only).
+    # decisions about the stores and the memories (app/consent.py, app/authorship.py, standard library
+    # only) and the provenance put on what is shown (app/provenance.py).
     below = {m for m in loaded if m.startswith(("memory_mcp.vcs.", "memory_mcp.app."))}
-    assert sorted(below) == ["memory_mcp.app.consent", "memory_mcp.app.glance", "memory_mcp.app.scopes"]
+    assert sorted(below) == ["memory_mcp.app.authorship", "memory_mcp.app.consent", "memory_mcp.app.glance",
+                             "memory_mcp.app.provenance", "memory_mcp.app.scopes"]
 
 
 def test_session_start_on_a_current_index_reads_it_without_the_store_unless_a_note_waits(tmp_path: Path) -> None:

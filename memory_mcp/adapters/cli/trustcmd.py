@@ -62,5 +62,14 @@ def run(args: argparse.Namespace) -> int:
         print("not trusted; nothing changed")
         return 1
     consent.record(path.resolve(), "trusted by the person", held)
-    print(f"trusted: {path.resolve()}")
+    from memory_mcp.app.store import Store
+
+    # Trusting accepts what the store holds now (what the line counted); what arrives later is not.
+    store = Store.open(path.resolve(), create=False)
+    try:
+        accepted = store.accept_held()
+    finally:
+        store.close()
+    print(f"trusted: {path.resolve()} ({accepted} memor{'y' if accepted == 1 else 'ies'} accepted; "
+          "`memory-mcp accept` lists what others add later)")
     return 0

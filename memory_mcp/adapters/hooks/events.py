@@ -37,8 +37,8 @@ from memory_mcp.adapters.hooks import automemory
 from memory_mcp.adapters.hooks import state as hookstate
 from memory_mcp.adapters.hooks import stop as stop_note
 from memory_mcp.adapters.hooks.watchdog import watchdog
-from memory_mcp.adapters.render import age
-from memory_mcp.truth import globs
+from memory_mcp.adapters.render import age, provenance
+from memory_mcp.truth import globs, standing
 from memory_mcp.truth.options import Recall
 
 if TYPE_CHECKING:
@@ -295,11 +295,13 @@ def select(hits: list[Hit], prompt: str, seen: set[str], relative: float = RELAT
     words = content_words(prompt)
     lines: list[str] = []
     spent = 0
-    for n, h in enumerate(hits):
+    top, last_scope = hits[0], None
+    for h in in_order(hits):
         shared = len(words & content_words(f"{h.title} {h.excerpt}"))
-        if h.score < relative * best or shared < (1 if n == 0 else min_shared) or h.id in seen:
+        if h.score < relative * best or shared < (1 if h is top else min_shared) or h.id in seen:
             continue
-        line = prompt_line(h, now)
+        line = prompt_line(h, now, last_scope)
+        last_scope = h.scope
         cost = len(line) // 4 + 1
         if spent + cost > max_tokens:
             break
@@ -308,15 +310,25 @@ def select(hits: list[Hit], prompt: str, seen: set[str], relative: float = RELAT
     return lines
 
 
-def prompt_line(h: Hit, now: datetime | None = None) -> str:
-    """`- [id] type, 3d old: Title - excerpt`; the state is named when it is not active. Ready to
-    go inside the frame (`framing.data_line`), so its cost is counted as it will be shown."""
+def in_order(hits: list[Hit]) -> list[Hit]:
+    """Hits as a hook shows them: within the order recall gave, the person's own first, then
+    accepted, then not accepted (`standing.rank`, the one key for this order; the file hook's path
+    specificity, when it has one, goes before it)."""
+    return sorted(hits, key=lambda h: standing.rank(h.standing))
+
+
+def prompt_line(h: Hit, now: datetime | None = None, last_scope: str | None = None) -> str:
+    """`- [id] type, 3d old: Title - excerpt`; the state is named when it is not active, the store
+    when it differs from the line before's, the author when not the person and `unaccepted` when the
+    person has not accepted this version (`render.provenance`). Ready to go inside the frame
+    (`framing.data_line`), so its cost is counted as it will be shown."""
     excerpt = " ".join(h.excerpt.split())
     if len(excerpt) > EXCERPT_CHARS:
         excerpt = excerpt[:EXCERPT_CHARS].rsplit(" ", 1)[0] + "..."
     state = "" if h.state == "active" else f", {h.state}"
-    scope = f", {h.scope} scope" if h.scope else ""
-    return framing.data_line(f"- [{h.id}] {h.type}{state}{scope}, {age(h.updated, now)}: {h.title} - {excerpt}")
+    scope = f", {h.scope} scope" if h.scope and h.scope != last_scope else ""
+    return framing.data_line(f"- [{h.id}] {h.type}{state}{scope}, {age(h.updated, now)}{provenance(h)}: "
+                             f"{h.title} - {excerpt}")
 
 
 def user_prompt_submit(payload: dict[str, Any], options: Options) -> str:
@@ -391,12 +403,13 @@ def file_memories(payload: dict[str, Any], options: Options) -> str:
     if rel.startswith("/") or not roots:
         return ""  # outside the project no glob matches
     state = hookstate.SessionState(str(payload.get("session_id", "")))
-    lines, spent = [], 0
-    for h in recall_hits(roots, Recall(file=rel, limit=FILE_MEMORIES)):
-        line = prompt_line(h)
-        cost = len(line) // 4 + 1
+    lines, spent, last_scope = [], 0, None
+    for h in in_order(recall_hits(roots, Recall(file=rel, limit=FILE_MEMORIES))):
         if state.seen(h.id):
             continue
+        line = prompt_line(h, None, last_scope)
+        last_scope = h.scope
+        cost = len(line) // 4 + 1
         if spent + cost > PROMPT_TOKENS:
             break
         spent += cost

@@ -1,0 +1,54 @@
+"""The pieces of authorship and acceptance in one process (tests/adapters/test_accept.py runs them
+through the hooks, the CLI and the server): the blob a decision is keyed by is git's, the author
+comes from one `git log` at reconcile, a line's provenance stays within its token cost."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from memory_mcp.adapters.hooks.events import prompt_line
+from memory_mcp.app import authorship
+from memory_mcp.app.store import Store
+from memory_mcp.index import authors
+from memory_mcp.truth.results import Hit
+from memory_mcp.truth.standing import ACCEPTED, OWN, UNACCEPTED, blob_sha, rank
+
+
+def test_the_blob_a_decision_is_keyed_by_is_the_one_git_names(tmp_path: Path) -> None:
+    data = "---\nid: x\n---\n# A title\n\nsome text \u00e9\n".encode()
+    (tmp_path / "f").write_bytes(data)
+    assert blob_sha(data) == subprocess.run(["git", "hash-object", str(tmp_path / "f")], capture_output=True,
+                                            text=True, check=True).stdout.strip()
+
+
+def test_own_then_accepted_then_unaccepted_is_one_sort_key() -> None:
+    assert sorted([UNACCEPTED, ACCEPTED, OWN, ""], key=rank) == [OWN, ACCEPTED, "", UNACCEPTED]
+
+
+def test_a_lines_provenance_costs_at_most_12_tokens() -> None:
+    base = Hit(id="01JD2K3A9FZQ4W8XVBH5T6N701", path="memories/m.md", title="Billing deploy rules",
+               excerpt="Billing deploys go out from main only.", type="preference", state="active",
+               trust="user-stated", entities=[], updated=None, score=1.0)
+    plain = prompt_line(base)
+    marked = prompt_line(Hit(**{**base.__dict__, "author": "Maximilian Alexander Featherstonehaugh-Smythe",
+                                "standing": UNACCEPTED}))
+    # The hooks count a line's tokens as its characters / 4.
+    assert 0 < len(marked) // 4 - len(plain) // 4 <= 12, marked
+    assert prompt_line(Hit(**{**base.__dict__, "standing": OWN})) == plain
+
+
+def test_authors_are_read_once_per_new_commit_and_a_write_here_is_the_persons_own(tmp_path: Path) -> None:
+    store = Store.open(tmp_path / "s")
+    mem = store.remember("Releases are cut on Tuesdays after the freeze.", type="decision")
+    hits = store.recall("releases cut tuesdays").results  # the next call reads the new commit's author
+    index = store.index()
+    got = authors.versions(index.conn)
+    version = next(v for v in got.values() if v.id == mem.id)
+    assert version.name == "memory-mcp"  # the fallback identity committed it
+    assert index.get_meta(authors.AUTHORS_HEAD) == store.history.head_seen()
+    with authorship.Reader() as reader:
+        assert reader.standings([(version.id, version.blob)]) == {(version.id, version.blob): OWN}
+        assert reader.seen(store.root)
+    assert hits[0].standing == OWN and hits[0].author == ""
+    store.close()
