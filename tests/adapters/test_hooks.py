@@ -84,8 +84,9 @@ def test_prompt_hook_output_shape_dedup_and_skips(env: dict[str, str], tmp_path:
     out = json.loads(done.stdout)["hookSpecificOutput"]
     assert out["hookEventName"] == "UserPromptSubmit"
     [line] = [x for x in out["additionalContext"].splitlines() if x.startswith("- [")]
-    assert re.fullmatch(r"- \[[0-9A-Z]{26}\] episode, today: Stripe webhook retries caused duplicate invoices - "
-                        r"In March .+", line)
+    # The store is named once per block: on its first line.
+    assert re.fullmatch(r"- \[[0-9A-Z]{26}\] episode, project scope, today: Stripe webhook retries caused duplicate "
+                        r"invoices - In March .+", line)
     assert len(out["additionalContext"]) // 4 <= hooks.PROMPT_TOKENS
     # Once per session: the same prompt again injects nothing; another session gets it again.
     assert hook(env, "UserPromptSubmit", payload, *args).stdout == ""

@@ -27,7 +27,7 @@ import os
 import re
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -225,7 +225,7 @@ def session_start_event(payload: dict[str, Any], options: Options) -> str:
     waiting = importing and "project" in roots and automemory.pending(roots["project"], notes)
     hits = None if waiting else glance.digest(roots)
     if hits is not None:
-        return session_start_output(payload, hits, told=told)
+        return session_start_output(payload, named(hits, roots), told=told)
     scopes = open_scopes(roots)
     try:
         return session_start(payload, scopes, told)
@@ -239,7 +239,7 @@ def session_start(payload: dict[str, Any], scopes: Scopes, told: str = "") -> st
     if automemory.mode() == "import" and "project" in scopes.stores:
         with contextlib.suppress(Exception):  # the digest matters more than the import
             imported = automemory.import_notes(scopes.stores["project"], automemory.folder(session_folder(payload)))
-    return session_start_output(payload, scopes.digest(), imported, told)
+    return session_start_output(payload, named(scopes.digest(), scopes.stores), imported, told)
 
 
 def session_start_output(payload: dict[str, Any], hits: list[Hit], imported: str = "", told: str = "") -> str:
@@ -310,6 +310,11 @@ def select(hits: list[Hit], prompt: str, seen: set[str], relative: float = RELAT
     return lines
 
 
+def named(hits: list[Hit], stores: dict[str, Any]) -> list[Hit]:
+    """Hits named by their store (one store's too: a block says once which store its lines are from)."""
+    return [h if h.scope else replace(h, scope=next(iter(stores))) for h in hits]
+
+
 def in_order(hits: list[Hit]) -> list[Hit]:
     """Hits as a hook shows them: within the order recall gave, the person's own first, then
     accepted, then not accepted (`standing.rank`, the one key for this order; the file hook's path
@@ -357,7 +362,7 @@ def recall_hits(roots: dict[str, Path], opts: Recall) -> list[Hit]:
         return []
     hits = glance.recall(roots, opts)
     if hits is not None:
-        return hits
+        return named(hits, roots)
     stale = glance.other_version(roots)
     if stale is not None:
         # After an upgrade (a new index schema) the first reader rebuilds the index: at 10,000 memories
@@ -370,7 +375,7 @@ def recall_hits(roots: dict[str, Path], opts: Recall) -> list[Hit]:
         return []
     scopes = open_scopes(roots)
     try:
-        return scopes.recall(None, opts).results
+        return named(scopes.recall(None, opts).results, roots)
     finally:
         scopes.close()
 
