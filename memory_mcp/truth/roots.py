@@ -4,20 +4,19 @@ can find their stores without entering the app layer's router (app/scopes.py).""
 
 from __future__ import annotations
 
-import hashlib
 import os
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from memory_mcp.truth import projects
 from memory_mcp.truth.errors import InvalidArgument
-from memory_mcp.truth.identity import PROJECT_FOLDER
-from memory_mcp.truth.layout import default_root
+from memory_mcp.truth.layout import ROOT_ENV, default_root
 
 PROJECT = "project"
 USER = "user"
 USER_ROOT_ENV = "MEMORY_MCP_USER_ROOT"
 HOME_ENV = "MEMORY_MCP_HOME"
+PROJECT_DIR_ENV = "MEMORY_MCP_PROJECT_DIR"
 # Commands that may be given a store path that does not exist yet: they are how one is made.
 CREATES_NAMED = frozenset({"init", "install"})
 # Commands that never open a named store (the demo makes its own temporary one).
@@ -35,26 +34,10 @@ def memory_home() -> Path:
 
 def git_root(folder: Path) -> Path | None:
     """The work tree root of the git repository holding `folder`, without running git (hooks must
-    start fast). A linked worktree (`.git` is a file) maps to its main work tree, so every worktree
-    of one repository shares one project store, as Claude Code's auto memory does."""
-    folder = folder.expanduser().resolve()
-    for candidate in (folder, *folder.parents):
-        dot_git = candidate / ".git"
-        if dot_git.is_dir():
-            return candidate
-        if dot_git.is_file():
-            return _main_worktree(candidate, dot_git)
-    return None
-
-
-def _main_worktree(candidate: Path, dot_git: Path) -> Path:
-    try:
-        line = dot_git.read_text(encoding="utf-8").strip()
-        git_dir = (candidate / line.removeprefix("gitdir:").strip()).resolve()
-        common = (git_dir / (git_dir / "commondir").read_text(encoding="utf-8").strip()).resolve()
-    except (OSError, ValueError):
-        return candidate  # a submodule or an unusual layout: the folder itself is the project
-    return common.parent if common.name == ".git" else candidate
+    start fast): a linked worktree's main work tree, so paths are relative to one root; the worktree
+    itself when its repository is bare (it has no main work tree)."""
+    repo = projects.find_repository(folder)
+    return repo.root if repo else None
 
 
 def project_root(folder: Path) -> Path:
@@ -63,29 +46,80 @@ def project_root(folder: Path) -> Path:
     return git_root(folder) or folder.expanduser().resolve()
 
 
+def working_folder() -> Path | None:
+    """The folder whose project a command or a server serves: $MEMORY_MCP_PROJECT_DIR (set from an
+    agent's workspace variable, e.g. Cursor's ${workspaceFolder}), else Claude Code's
+    $CLAUDE_PROJECT_DIR, else the folder the process runs in (None when that is gone). A variable
+    the agent left unexpanded, or naming no folder, is passed over."""
+    for name in (PROJECT_DIR_ENV, "CLAUDE_PROJECT_DIR"):
+        value = os.environ.get(name)
+        if value and "${" not in value and Path(value).expanduser().is_dir():
+            return Path(value).expanduser()
+    try:
+        return Path(os.getcwd())
+    except OSError:
+        return None
+
+
 def current_project() -> Path:
-    """The project a `file` argument is relative to: Claude Code's $CLAUDE_PROJECT_DIR, else the
-    project of the folder the process runs in."""
-    return project_root(Path(os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd()))
+    """The project a `file` argument is relative to: the project of the working folder."""
+    return project_root(working_folder() or Path.home())
+
+
+def locate(folder: Path, record: bool = True) -> projects.Located:
+    """The store of the project holding `folder`, and why (projects.locate under the memory home)."""
+    return projects.locate(folder, memory_home() / "projects", record)
+
+
+def other_stores(located: projects.Located) -> list[Path]:
+    """The other stores of the project `located` is, not used (for `memory-mcp where`)."""
+    return projects.related(located, memory_home() / "projects")
 
 
 def project_store(folder: Path) -> Path:
-    """The store of the project holding `folder`: its `.memory/` when the project has one, else
-    `<memory home>/projects/<name>-<hash8>`, the name so a person can tell which project it is, the
-    hash of the root's path so two projects with one name do not share a store. A `.memory` link,
-    dangling or not, is the project's store too, so that opening it is refused (`identity.refusal`)
-    rather than another store quietly used."""
-    root = project_root(folder)
-    if (root / PROJECT_FOLDER).is_dir() or (root / PROJECT_FOLDER).is_symlink():
-        return root / PROJECT_FOLDER
-    name = re.sub(r"[^A-Za-z0-9._-]+", "-", root.name).strip("-.") or "root"
-    digest = hashlib.sha256(os.fsencode(root)).hexdigest()[:8]
-    return memory_home() / "projects" / f"{name[:40]}-{digest}"
+    """The store of the project holding `folder`: its `.memory/` when the project has one, else the
+    one under `<memory home>/projects/` its identity (the repository's common git directory) or its
+    remote URL has (projects.py)."""
+    return locate(folder).store
 
 
 def project_scopes(folder: Path) -> ScopeConfig:
     """Both stores for a session in `folder`, chosen with no flags: the project's and the user's."""
     return ScopeConfig(project_store(folder), user_root())
+
+
+def named_root() -> Path | None:
+    """The store $MEMORY_MCP_ROOT names (None: unset), which overrides the project's on every path."""
+    env = os.environ.get(ROOT_ENV)
+    return Path(env).expanduser() if env else None
+
+
+@dataclass(frozen=True)
+class Chosen:
+    """The stores a command, a server or a hook works on, and why (what `memory-mcp where` prints)."""
+
+    config: ScopeConfig
+    why: str
+    located: projects.Located | None = None
+
+
+def chosen_scopes(store: Path | None, user_option: str | bool | None, folder: Path | None) -> Chosen:
+    """The one rule every path uses: `--store`, else $MEMORY_MCP_ROOT (one store, and the user
+    store only when configured), else, for a folder in a git repository or whose project already
+    has a store, the stores the plugin uses there (the project's and the user's), else the default
+    store."""
+    user = configured_user_root(user_option)
+    if store is not None:
+        return Chosen(ScopeConfig(store, user), "named by --store")
+    if os.environ.get(ROOT_ENV):
+        return Chosen(ScopeConfig(None, user), f"named by ${ROOT_ENV}")
+    if folder is not None and folder.is_dir():
+        located = locate(folder)
+        if located.repository is not None or located.store.exists() or located.store.is_symlink():
+            return Chosen(ScopeConfig(located.store, user or user_root()), located.why, located)
+        return Chosen(ScopeConfig(None, user), f"{folder.resolve()} is in no git repository and its project has no "
+                                               "store yet, so the default store")
+    return Chosen(ScopeConfig(None, user), "no working folder, so the default store")
 
 
 def check_named_store(store: Path | None, command: str, user_option: str | bool | None = False) -> None:

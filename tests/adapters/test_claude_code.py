@@ -71,7 +71,7 @@ def test_project_scope_without_claude_merges_into_mcp_json(where: tuple[Path, Pa
     assert done.returncode == 0, done.stderr
     servers = json.loads((project / ".mcp.json").read_text())["mcpServers"]
     assert servers["other"] == {"command": "x"}
-    assert servers["memory"] == {"type": "stdio", "command": str(EXE), "args": ["serve"],
+    assert servers["memory"] == {"type": "stdio", "command": "memory-mcp", "args": ["serve"],
                                  "env": {"MEMORY_MCP_ROOT": str(store.resolve())}}
 
 
@@ -121,12 +121,13 @@ def test_hook_goes_to_the_settings_file_of_the_scope(tmp_path: Path, scope: str,
     done = install(project, home, folder, "--scope", scope, "--store", str(tmp_path / "store"), "--hook")
     assert done.returncode == 0, done.stderr
     written = json.loads((tmp_path / settings).read_text())
+    exe = "memory-mcp" if scope == "project" else str(EXE)  # a committed file runs it from PATH
     assert written["hooks"]["SessionStart"] == [{"hooks": [{"type": "command", "command": shlex.join(
-        [str(EXE), "digest", "--hook", "--store", str((tmp_path / "store").resolve())])}]}]
+        [exe, "digest", "--hook", "--store", str((tmp_path / "store").resolve())])}]}]
     # The file-aware memories (paths:) come with the PreToolUse hook on the tools that name a file.
     assert written["hooks"]["PreToolUse"] == [{"matcher": "Read|Edit|MultiEdit|Write|NotebookEdit", "hooks": [
         {"type": "command", "command": shlex.join(
-            [str(EXE), "hook", "PreToolUse", "--store", str((tmp_path / "store").resolve())])}]}]
+            [exe, "hook", "PreToolUse", "--store", str((tmp_path / "store").resolve())])}]}]
 
 
 def test_hook_is_added_once_keeps_other_settings_and_prints_hook_json(where: tuple[Path, Path, Path]) -> None:
@@ -142,7 +143,10 @@ def test_hook_is_added_once_keeps_other_settings_and_prints_hook_json(where: tup
     settings = json.loads((project / ".claude" / "settings.json").read_text())
     assert settings["model"] == "x" and settings["hooks"]["Stop"] == []
     [group] = settings["hooks"]["SessionStart"]
-    shown = subprocess.run(group["hooks"][0]["command"], shell=True, capture_output=True, text=True, timeout=60)
+    # Claude Code runs the committed command with `memory-mcp` on PATH and $CLAUDE_PROJECT_DIR set.
+    env = {**os.environ, "PATH": f"{EXE.parent}{os.pathsep}{os.environ['PATH']}", "CLAUDE_PROJECT_DIR": str(project)}
+    shown = subprocess.run(group["hooks"][0]["command"], shell=True, capture_output=True, text=True, timeout=60,
+                           env=env, cwd=project)
     payload = json.loads(shown.stdout)["hookSpecificOutput"]
     assert payload["hookEventName"] == "SessionStart" and "British" in payload["additionalContext"]
 
@@ -155,8 +159,8 @@ def test_claude_on_path_registers_through_claude_mcp_add(where: tuple[Path, Path
     done = install(project, home, folder, "--scope", scope, "--store", str(store))
     assert done.returncode == 0, done.stderr
     assert [json.loads(line) for line in log.read_text().splitlines()] == [
-        ["mcp", "add", "memory", "--scope", scope, "-e", f"MEMORY_MCP_ROOT={store.resolve()}", "--", str(EXE),
-         "serve"]]
+        ["mcp", "add", "memory", "--scope", scope, "-e", f"MEMORY_MCP_ROOT={store.resolve()}", "--",
+         "memory-mcp" if scope == "project" else str(EXE), "serve"]]
     assert not (project / ".mcp.json").exists()  # claude writes it in project scope, not us
 
 

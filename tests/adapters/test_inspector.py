@@ -43,7 +43,10 @@ def target(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[list[str]
     if request.param == "stdio":
         project = tmp_path / "project"
         project.mkdir()
-        env = {"HOME": str(tmp_path), "PATH": str(Path(shutil.which("git")).parent), "GIT_CONFIG_NOSYSTEM": "1"}
+        # The store lies outside HOME: a store under it would be written as ${HOME}/..., which Claude
+        # Code expands and the Inspector does not.
+        (tmp_path / "home").mkdir()
+        env = {"HOME": str(tmp_path / "home"), "PATH": str(Path(shutil.which("git")).parent), "GIT_CONFIG_NOSYSTEM": "1"}
         done = subprocess.run([str(EXE), "install", "claude-code", "--scope", "project", "--store", str(store)],
                               capture_output=True, text=True, cwd=project, env=env, timeout=60)
         assert done.returncode == 0, done.stderr
@@ -55,7 +58,10 @@ def target(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[list[str]
 
 def inspect(inspector: Path, target: list[str], *method: str) -> dict:
     """Run one Inspector CLI method and return its JSON answer."""
-    done = subprocess.run([str(inspector), "--cli", *target, *method], capture_output=True, text=True, timeout=120)
+    # A project-scope .mcp.json names `memory-mcp` from PATH, as a person's shell finds it.
+    env = {**os.environ, "PATH": f"{EXE.parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    done = subprocess.run([str(inspector), "--cli", *target, *method], capture_output=True, text=True,
+                          timeout=120, env=env)
     assert done.returncode == 0, f"inspector {method}: {done.stderr[-800:]}"
     return json.loads(done.stdout)
 

@@ -94,9 +94,8 @@ def test_project_scope_from_a_subfolder_writes_mcp_json_at_the_git_root(repo: tu
     assert done.returncode == 0, done.stderr
     assert not (project / "src" / "deep" / ".mcp.json").exists()
     entry = json.loads((project / ".mcp.json").read_text())["mcpServers"]["memory"]
-    # No --store: the project's own store and the user's, as the plugin chooses them.
-    assert entry["env"]["MEMORY_MCP_ROOT"].startswith(str(home.resolve() / ".memory-mcp" / "projects" / "proj-"))
-    assert entry["args"] == ["serve", "--user-store", str(home.resolve() / ".memory-mcp" / "default")]
+    # No --store: no path at all; the server finds the project's store and the user's as the plugin does.
+    assert entry == {"type": "stdio", "command": "memory-mcp", "args": ["serve"], "env": {}}
 
 
 def test_store_in_the_project_leaves_no_init_lock_and_is_git_ignored(repo: tuple[Path, Path]) -> None:
@@ -189,8 +188,12 @@ def test_install_keeps_other_entries_is_idempotent_and_uninstall_undoes_it(
     config = read_config(client, path)
     servers = config["mcp_servers" if client == "codex" else "mcpServers"]
     assert servers["other"] == {"command": "x"}
-    assert servers["memory"]["command"] == str(EXE) and servers["memory"]["args"] == ["serve"]
+    # A project-scope file is committed: `memory-mcp` from PATH; the store outside project and home
+    # stays a machine path, which the output says.
+    assert servers["memory"]["command"] == (str(EXE) if scope == "user" else "memory-mcp")
+    assert servers["memory"]["args"] == ["serve"]
     assert servers["memory"]["env"] == {"MEMORY_MCP_ROOT": str(store.resolve())}
+    assert (f"names {store.resolve()}, a path of this machine" in first.stdout) == (scope == "project")
     text = path.read_text()
     second = run(project / "src", home, "install", client, "--scope", scope, "--store", str(store))
     assert second.returncode == 0 and "already registered" in second.stdout and path.read_text() == text
@@ -230,14 +233,16 @@ def test_the_real_cli_lists_the_server(repo: tuple[Path, Path], tmp_path: Path, 
     assert "memory" in out and str(EXE) in out, out
 
 
-def test_user_scope_install_without_a_store_uses_the_default_store(repo: tuple[Path, Path]) -> None:
+def test_user_scope_install_without_a_store_names_no_store(repo: tuple[Path, Path]) -> None:
     """Regression: with no --store and a user-scope install, the installer imported `default_root`
-    from the store facade, where it no longer lives, and crashed with ImportError."""
+    from the store facade, where it no longer lives, and crashed with ImportError. Since issue 34 it
+    names no store: Cursor passes its workspace, and the server serves that project's stores."""
     project, home = repo
     r = run(project, home, "install", "cursor", "--scope", "user")
     assert r.returncode == 0, r.stderr
-    config = json.loads((home / ".cursor" / "mcp.json").read_text())
-    assert str(home / ".memory-mcp" / "default") in json.dumps(config)
+    entry = json.loads((home / ".cursor" / "mcp.json").read_text())["mcpServers"]["memory"]
+    assert entry == {"command": str(EXE), "args": ["serve"], "env": {"MEMORY_MCP_PROJECT_DIR": "${workspaceFolder}"}}
+    assert "${workspaceFolder}" in r.stdout
 
 
 # ------------------------------------------------------------------ what a new user met (issue 32)
@@ -331,3 +336,32 @@ def test_uninstall_claude_code_removes_the_files_and_the_ignore_line_it_created(
     gone = run(project, home, "uninstall", "claude-code", "--scope", "project", "--store", ".memory")
     assert gone.returncode == 0, gone.stderr
     assert (project / ".gitignore").read_text() == "node_modules/\n"
+
+
+# ------------------------------------------------------------------ portable project files (issue 34)
+@pytest.mark.parametrize("client", sorted(CONFIGS))
+def test_a_project_scope_file_names_no_path_of_this_machine(repo: tuple[Path, Path], client: str) -> None:
+    # They wrote the venv's memory-mcp and the home folder's stores into files meant to be committed.
+    project, home = repo
+    done = run(project, home, "install", client, "--scope", "project")
+    assert done.returncode == 0, done.stderr
+    text = (project / CONFIGS[client]).read_text()
+    assert str(home) not in text and str(EXE) not in text and str(project) not in text, text
+    servers = read_config(client, project / CONFIGS[client])["mcp_servers" if client == "codex" else "mcpServers"]
+    assert servers["memory"]["command"] == "memory-mcp" and servers["memory"]["args"] == ["serve"]
+    assert "stores: those of the" in done.stdout and "from PATH" in done.stdout  # memory-mcp is not on this PATH
+
+
+@pytest.mark.parametrize(("client", "written"), [("gemini", "${HOME}/team-store"), ("cursor", "${userHome}/team-store"),
+                                                 ("codex", None)])
+def test_a_named_store_in_the_home_folder_is_written_through_the_agent_s_variable(
+        repo: tuple[Path, Path], client: str, written: str | None) -> None:
+    project, home = repo
+    done = run(project, home, "install", client, "--scope", "project", "--store", str(home / "team-store"))
+    assert done.returncode == 0, done.stderr
+    servers = read_config(client, project / CONFIGS[client])["mcp_servers" if client == "codex" else "mcpServers"]
+    root = servers["memory"]["env"]["MEMORY_MCP_ROOT"]
+    if written is not None:
+        assert root == written and "a path of this machine" not in done.stdout
+    else:  # Codex expands no variables: the path stays, and the output says so
+        assert root == str((home / "team-store").resolve()) and "Codex expands no variables" in done.stdout

@@ -127,9 +127,13 @@ async def test_mcp_json_written_by_install_serves_both_scopes(tmp_path: Path) ->
                           cwd=project, env=env, timeout=60)
     assert done.returncode == 0, done.stderr
     entry = json.loads((project / ".mcp.json").read_text())["mcpServers"]["memory"]
-    assert entry["args"] == ["serve", "--user-store", str(user.resolve())]
-    params = StdioServerParameters(command=entry["command"], args=entry["args"], cwd=str(project),
-                                   env={**entry["env"], "HOME": str(tmp_path), "PATH": os.environ["PATH"]})
+    # Committed, so no machine path: the project store relative to the project, the user store under
+    # ${HOME}, the command from PATH; Claude Code expands ${VAR} in command, args and env.
+    assert entry == {"type": "stdio", "command": "memory-mcp", "args": ["serve", "--user-store", "${HOME}/user"],
+                     "env": {"MEMORY_MCP_ROOT": ".memory"}}
+    expand = lambda text: text.replace("${HOME}", str(tmp_path))  # noqa: E731
+    params = StdioServerParameters(command=str(EXE.parent / entry["command"]), args=[expand(a) for a in entry["args"]],
+                                   cwd=str(project), env={**entry["env"], "HOME": str(tmp_path), "PATH": os.environ["PATH"]})
     async with Client(params) as client:
         r = await client.call_tool("memory_recall", {"query": "commit subjects"})
         assert [h["scope"] for h in r.structured_content["results"]] == ["user"]

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from memory_mcp.adapters import render
 from memory_mcp.adapters.cli.registry import command
-from memory_mcp.adapters.cli.stores import open_scopes, open_store
+from memory_mcp.adapters.cli.stores import chosen, open_scopes, open_store
 from memory_mcp.truth import globs, roots, words
 from memory_mcp.truth.errors import InvalidArgument
 from memory_mcp.truth.options import Recall
@@ -33,11 +33,11 @@ def _serve_options(p: argparse.ArgumentParser) -> None:
 def serve(args: argparse.Namespace) -> int:
     from memory_mcp.adapters.serve.launch import serve
 
-    serve(args.store, http=getattr(args, "http", False), host=getattr(args, "host", "127.0.0.1"),
+    config = chosen(args).config  # the working folder's project when nothing names a store
+    serve(config.project, http=getattr(args, "http", False), host=getattr(args, "host", "127.0.0.1"),
           port=getattr(args, "port", 8765),
           token=getattr(args, "token", None) or os.environ.get("MEMORY_MCP_TOKEN") or None,
-          user_root=roots.configured_user_root(getattr(args, "user_store", None)),
-          watch=getattr(args, "watch", None))
+          user_root=config.user, watch=getattr(args, "watch", None))
     return 0
 
 

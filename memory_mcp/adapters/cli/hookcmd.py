@@ -55,6 +55,9 @@ def _options(p: argparse.ArgumentParser) -> None:
     p.add_argument("event", help=f"{', '.join(names[:-1])} or {names[-1]}")
 
 
-@command("hook", "a Claude Code hook: reads the hook's JSON on stdin", _options, user_store=True)
+@command("hook", "a Claude Code hook: reads the hook's JSON on stdin", _options, user_store=True,
+         store_help="store folder (default: $MEMORY_MCP_ROOT, else the stores of the session's folder, the hook's "
+                    "`cwd`: its project's store and the user's, as the plugin chooses them; `memory-mcp where "
+                    "FOLDER` shows which)")
 def hook(args: argparse.Namespace) -> int:
     return run_hook(args.event, args.store, args.user_store)

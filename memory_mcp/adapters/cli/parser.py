@@ -19,15 +19,10 @@ def parser() -> argparse.ArgumentParser:
     from memory_mcp.adapters.cli import registry
     from memory_mcp.adapters.serve.launch import LEVELS
 
-    help_text = "store folder (default: $MEMORY_MCP_ROOT, else ~/.memory-mcp/default)"
-    log_help = "what goes to stderr (default: $MEMORY_MCP_LOG_LEVEL, else info)"
     top = argparse.ArgumentParser(add_help=False)
-    top.add_argument("--store", type=Path, default=None, help=help_text)
-    top.add_argument("--log-level", choices=LEVELS, default=None, help=log_help)
-    # On subcommands the options must not default, or they would undo `memory-mcp --store X status`.
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--store", type=Path, default=argparse.SUPPRESS, help=help_text)
-    common.add_argument("--log-level", choices=LEVELS, default=argparse.SUPPRESS, help=log_help)
+    top.add_argument("--store", type=Path, default=None, help=STORE_HELP)
+    top.add_argument("--log-level", choices=LEVELS, default=None, help=LOG_HELP)
+    common = _common(STORE_HELP)
     p = argparse.ArgumentParser(prog="memory-mcp", parents=[top], formatter_class=_Help,
                                 description="Long-term memory for coding agents, served over MCP. Without a "
                                             "command: the MCP server over stdio.",
@@ -35,12 +30,30 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"memory-mcp {memory_mcp.__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     for name, cmd in registry.load().items():
-        one = sub.add_parser(name, parents=[common], help=cmd.help, formatter_class=_Help, description=cmd.help)
+        one = sub.add_parser(name, parents=[_common(cmd.store_help) if cmd.store_help else common], help=cmd.help,
+                             formatter_class=_Help, description=cmd.help)
         if cmd.options is not None:
             cmd.options(one)
         if cmd.user_store:
             user_store_option(one)
     return p
+
+
+STORE_HELP = ("store folder (default: $MEMORY_MCP_ROOT, else, in a git repository or a folder whose project has a "
+              "store, the project's store and the user's, as the plugin chooses them; else ~/.memory-mcp/default; "
+              "`memory-mcp where` shows which)")
+LOG_HELP = "what goes to stderr (default: $MEMORY_MCP_LOG_LEVEL, else info)"
+
+
+def _common(store_help: str) -> argparse.ArgumentParser:
+    """--store and --log-level for a subcommand. They must not default there, or they would undo
+    `memory-mcp --store X status`."""
+    from memory_mcp.adapters.serve.launch import LEVELS
+
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--store", type=Path, default=argparse.SUPPRESS, help=store_help)
+    common.add_argument("--log-level", choices=LEVELS, default=argparse.SUPPRESS, help=LOG_HELP)
+    return common
 
 
 class _Help(argparse.HelpFormatter):

@@ -16,30 +16,33 @@ if TYPE_CHECKING:  # the hook's fast path imports this table's module and must n
 Run = Callable[["argparse.Namespace"], int]
 Options = Callable[["argparse.ArgumentParser"], None]
 
-MODULES = ("basics", "commands", "installcmd", "trustcmd", "acceptcmd", "hookcmd")
+MODULES = ("basics", "commands", "installcmd", "trustcmd", "acceptcmd", "wherecmd", "hookcmd")
 
 
 @dataclass(frozen=True)
 class Command:
     """One command: its name, its line in the command list, how it runs and which options it takes.
-    `user_store`: it can serve the user's store beside --store (`--user-store [PATH]`)."""
+    `user_store`: it can serve the user's store beside --store (`--user-store [PATH]`); `store_help`:
+    what --store defaults to, where that is not the usual rule."""
 
     name: str
     help: str
     run: Run
     options: Options | None = None
     user_store: bool = False
+    store_help: str | None = None
 
 
 COMMANDS: dict[str, Command] = {}
 
 
-def command(name: str, help: str, options: Options | None = None, user_store: bool = False) -> Callable[[Run], Run]:
+def command(name: str, help: str, options: Options | None = None, user_store: bool = False,
+            store_help: str | None = None) -> Callable[[Run], Run]:
     """Register the decorated function as the command `name`."""
     def register(run: Run) -> Run:
         if name in COMMANDS:
             raise ValueError(f"the command {name!r} is registered twice")
-        COMMANDS[name] = Command(name, help, run, options, user_store)
+        COMMANDS[name] = Command(name, help, run, options, user_store, store_help)
         return run
     return register
 

@@ -132,6 +132,8 @@ def store_roots(payload: dict[str, Any], options: Options, create: bool = False,
     from memory_mcp.truth import roots
     from memory_mcp.truth.layout import is_store
 
+    if options.store is None and roots.named_root() is not None:  # as on every path: it overrides the project's
+        options = Options(roots.named_root(), options.user_store)
     if options.store is not None:
         pairs: list[tuple[str, Path | None]] = [(roots.PROJECT, options.store.expanduser())]
         if options.user_store is not None:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from memory_mcp.adapters.install.portable import Naming
 from memory_mcp.truth.errors import InvalidArgument
 from memory_mcp.truth.roots import ScopeConfig
 
@@ -25,18 +26,32 @@ def server_command() -> str:
     return str(beside) if beside.exists() else (shutil.which("memory-mcp") or "memory-mcp")
 
 
-def server_args(user_store: Path | None) -> list[str]:
-    """The arguments after the executable: `serve`, and the user store when scopes are on."""
-    return ["serve", *(["--user-store", str(user_store)] if user_store else [])]
+def _naming(naming: Naming | None) -> Naming:
+    return naming or Naming("claude-code", False, Path.cwd(), Path.home())
 
 
-def server_entry(store: Path, user_store: Path | None = None) -> dict[str, object]:
+def server_args(user_store: Path | None, naming: Naming | None = None) -> list[str]:
+    """The arguments after the executable: `serve`, and the user store when one is named."""
+    return ["serve", *(["--user-store", _naming(naming).path(user_store)] if user_store else [])]
+
+
+def server_env(store: Path | None, naming: Naming | None = None) -> dict[str, str]:
+    """The server's environment: the store when one is named; else nothing, or what names the
+    project for an agent that gives its server no working folder (Cursor), so the server finds the
+    project's stores itself."""
+    naming = _naming(naming)
+    return {"MEMORY_MCP_ROOT": naming.path(store)} if store is not None else naming.project_env()
+
+
+def server_entry(store: Path | None, user_store: Path | None = None, naming: Naming | None = None) -> dict[str, object]:
     """The `.mcp.json` entry for the server (the shape `claude mcp add --scope project` writes)."""
-    return {"type": "stdio", "command": server_command(), "args": server_args(user_store),
-            "env": {"MEMORY_MCP_ROOT": str(store)}}
+    naming = _naming(naming)
+    return {"type": "stdio", "command": naming.command(server_command()), "args": server_args(user_store, naming),
+            "env": server_env(store, naming)}
 
 
-def write_project_config(project: Path, store: Path, user_store: Path | None = None) -> Path:
+def write_project_config(project: Path, store: Path | None, user_store: Path | None = None,
+                         naming: Naming | None = None) -> Path:
     """Add (or update) the server in `project/.mcp.json`, keeping every other server there.
 
     An entry of the same name that runs another program is someone else's server: it is refused,
@@ -50,9 +65,10 @@ def write_project_config(project: Path, store: Path, user_store: Path | None = N
     if isinstance(current, dict) and Path(str(current.get("command", ""))).name != "memory-mcp":
         raise InvalidArgument(f"{path} already has a server named '{SERVER_NAME}' that runs "
                               f"{current.get('command')!r}; rename or remove it first.")
-    if current == server_entry(store, user_store):
+    entry = server_entry(store, user_store, naming)
+    if current == entry:
         return path
-    servers[SERVER_NAME] = server_entry(store, user_store)
+    servers[SERVER_NAME] = entry
     path.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
     return path
 
@@ -77,18 +93,23 @@ def settings_path(scope: str, project: Path, home: Path) -> Path:
             "local": project / ".claude" / "settings.local.json"}[scope]
 
 
-def hook_command(store: Path, user_store: Path | None = None) -> str:
+def hook_command(store: Path | None, user_store: Path | None = None, naming: Naming | None = None) -> str:
     """The shell command of the SessionStart hook: print the digest as hook JSON."""
-    words = [server_command(), "digest", "--hook", "--store", str(store)]
-    words += ["--user-store", str(user_store)] if user_store else []
-    return shlex.join(words)
+    return _hook_words(["digest", "--hook"], store, user_store, naming)
 
 
-def file_hook_command(store: Path, user_store: Path | None = None) -> str:
+def file_hook_command(store: Path | None, user_store: Path | None = None, naming: Naming | None = None) -> str:
     """The shell command of the PreToolUse hook that brings the memories about a file (`paths:`)."""
-    words = [server_command(), "hook", "PreToolUse", "--store", str(store)]
-    words += ["--user-store", str(user_store)] if user_store else []
-    return shlex.join(words)
+    return _hook_words(["hook", "PreToolUse"], store, user_store, naming)
+
+
+def _hook_words(words: list[str], store: Path | None, user_store: Path | None, naming: Naming | None) -> str:
+    """A hook's command line; without a store named, the hook finds the session's stores itself."""
+    naming = _naming(naming)
+    line = [shlex.quote(naming.command(server_command())), *words]
+    line += ["--store", naming.shell_path(store)] if store is not None else []
+    line += ["--user-store", naming.shell_path(user_store)] if user_store else []
+    return " ".join(line)
 
 
 FILE_TOOLS_MATCHER = "Read|Edit|MultiEdit|Write|NotebookEdit"  # as plugin/hooks/hooks.json has it
@@ -122,11 +143,15 @@ class Install:
     """What `memory-mcp install claude-code` was asked to do."""
 
     scope: str  # local | project | user, as Claude Code names them
-    store: Path
+    store: Path | None  # None: the server and the hooks find the stores from the folder they run in
     project: Path  # the folder Claude Code runs in (local and project scopes belong to it)
     home: Path
     hook: bool = False
     user_store: Path | None = None
+
+    def naming(self) -> Naming:
+        """A project-scope registration is committed: it names no path of this machine."""
+        return Naming("claude-code", self.scope == "project", self.project, self.home)
 
 
 PLUGIN_NAME = "memory-mcp"  # the name in plugin/.claude-plugin/plugin.json; its id is NAME@marketplace
@@ -175,40 +200,44 @@ def register(job: Install) -> str:
     else (project scope) by writing .mcp.json; and, when asked, the SessionStart digest hook in that
     scope's settings file. Returns what was done, one line each. Refused while the memory-mcp plugin
     is on (check_no_plugin)."""
-    ScopeConfig(job.store, job.user_store).check()
+    if job.store is not None:
+        ScopeConfig(job.store, job.user_store).check()
     check_no_plugin(job.project, job.home)
-    done = [_register_server(job)]
+    naming = job.naming()
+    done = [_register_server(job, naming)]
     if job.hook:
         path = settings_path(job.scope, job.project, job.home)
-        added = write_hook(path, hook_command(job.store, job.user_store))
+        added = write_hook(path, hook_command(job.store, job.user_store, naming))
         done.append(f"added the SessionStart digest hook to {path}" if added
                     else f"the SessionStart digest hook is already in {path}")
-        added = write_hook(path, file_hook_command(job.store, job.user_store), "PreToolUse",
-                                   FILE_TOOLS_MATCHER)
+        added = write_hook(path, file_hook_command(job.store, job.user_store, naming), "PreToolUse",
+                           FILE_TOOLS_MATCHER)
         done.append(f"added the PreToolUse hook of file-aware memories (paths:) to {path}" if added
                     else f"the PreToolUse hook of file-aware memories is already in {path}")
-    return "\n".join(done)
+    return "\n".join(done + [f"note: {n}" for n in dict.fromkeys(naming.notes)])
 
 
-def add_command(job: Install) -> list[str]:
+def add_command(job: Install, naming: Naming | None = None) -> list[str]:
     """The `claude mcp add` command line that registers the server for `job`."""
-    return ["claude", "mcp", "add", SERVER_NAME, "--scope", job.scope, "-e", f"MEMORY_MCP_ROOT={job.store}",
-            "--", server_command(), *server_args(job.user_store)]
+    naming = naming or job.naming()
+    env = [word for key, value in server_env(job.store, naming).items() for word in ("-e", f"{key}={value}")]
+    return ["claude", "mcp", "add", SERVER_NAME, "--scope", job.scope, *env,
+            "--", naming.command(server_command()), *server_args(job.user_store, naming)]
 
 
-def _register_server(job: Install) -> str:
+def _register_server(job: Install, naming: Naming) -> str:
     claude = shutil.which("claude")
-    command = add_command(job)
+    command = add_command(job, naming)
     if claude is None:
         if job.scope == "project":
-            return f"wrote {write_project_config(job.project, job.store, job.user_store)}"
+            return f"wrote {write_project_config(job.project, job.store, job.user_store, naming)}"
         raise InvalidArgument(f"the claude CLI is not on PATH, and {job.scope} scope lives in Claude Code's own "
                               f"config; install Claude Code and run `{shlex.join(command)}`, or use "
                               "--scope project to write .mcp.json here.")
     done = subprocess.run([claude, *command[1:]], capture_output=True, text=True, cwd=job.project)
     if done.returncode != 0:
         current = registered_entry(job)
-        if current is not None and _same_entry(current, server_entry(job.store, job.user_store)):
+        if current is not None and _same_entry(current, server_entry(job.store, job.user_store, naming)):
             return f"'{SERVER_NAME}' is already registered in Claude Code ({job.scope} scope) with this store; " \
                    "nothing changed"
         raise InvalidArgument(f"claude mcp add failed: {(done.stderr or done.stdout).strip()[:300]} (to replace "
@@ -236,7 +265,8 @@ def registered_entry(job: Install) -> dict[str, object] | None:
 
 
 def _same_entry(a: dict[str, object], b: dict[str, object]) -> bool:
-    return all(a.get(k) == b.get(k) for k in ("command", "args", "env"))
+    # An entry with no environment may be written without its "env" key.
+    return all(a.get(k) == b.get(k) for k in ("command", "args")) and (a.get("env") or {}) == (b.get("env") or {})
 
 
 def hook_payload(digest: str) -> str:

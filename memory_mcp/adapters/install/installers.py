@@ -5,8 +5,10 @@ Every client keeps the server in a config file of its own; each writer here chan
 `memory` entry and keeps every other entry, so running it twice changes nothing the second time.
 Claude Code goes through `claude mcp add` when the CLI is on PATH (Claude Code owns its config),
 the others are written directly (their formats are documented and stable; their CLIs' `mcp add`
-differ between versions). The stores: `--store` when given, else, for a project scope, the
-project's own store (chosen as the plugin chooses it) together with the user's.
+differ between versions). The stores: `--store` when given, else none is written: the server
+finds the project's stores from the folder the agent starts it in, as the plugin does (Cursor,
+which gives its servers no documented working folder, passes its `${workspaceFolder}`). A
+project-scope file carries no path of this machine (portable.py).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memory_mcp.adapters.install import claude_code, jsonc
+from memory_mcp.adapters.install.portable import Naming
 from memory_mcp.truth import roots
 from memory_mcp.truth.errors import InvalidArgument
 
@@ -42,8 +45,12 @@ class Where:
     project: Path  # the project root (git root of the current folder, else the folder)
     cwd: Path
     home: Path
-    store: Path
+    store: Path | None  # None: the server finds the stores from its working folder
     user_store: Path | None
+
+    def naming(self) -> Naming:
+        """A project-scope file is committed: it names no path of this machine."""
+        return Naming(self.client, self.scope == "project", self.project, self.home)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -60,39 +67,51 @@ def _where(args: argparse.Namespace) -> Where:
     cwd, home = Path.cwd(), Path.home()
     project = roots.project_root(cwd)
     user_store = roots.configured_user_root(getattr(args, "user_store", None))
-    if args.store is not None:
-        store = args.store.expanduser().resolve()
-    elif scope == "project":
-        # A project registration with no store named serves the project's store and the user's, as the plugin does.
-        store, user_store = roots.project_store(project), user_store or roots.user_root()
-    else:
-        from memory_mcp.truth.layout import default_root
-
-        store = default_root().expanduser().resolve()
+    # No store named: none is written, and the server serves the stores of the project it is started
+    # in (the project's and the user's), as the plugin does. $MEMORY_MCP_ROOT names one as --store does.
+    named = args.store if args.store is not None else roots.named_root()
+    store = named.expanduser().resolve() if named is not None else None
     return Where(args.client, scope, project, cwd, home, store, user_store)
 
 
 # ------------------------------------------------------------------ install
 def install(where: Where, hook: bool = False) -> str:
     """Register the server for `where`, creating its store when missing; what was done, one line each."""
-    roots.ScopeConfig(where.store, where.user_store).check()
+    if where.store is not None:
+        roots.ScopeConfig(where.store, where.user_store).check()
     if where.client == "claude-code":  # before anything is written
         claude_code.check_no_plugin(where.project if where.scope == "project" else where.cwd, where.home)
-    done = ensure_store(where.store)
+    done = ensure_store(where.store) if where.store is not None else []
     # The registration names the user store too; a server must not then refuse it as a typo.
     done += ensure_store(where.user_store) if where.user_store is not None else []
-    done += ignore_in_repo(where.store, where.project)
+    done += ignore_in_repo(where.store, where.project) if where.store is not None else []
     if where.client == "claude-code":
         job = claude_code.Install(where.scope, where.store, where.project if where.scope == "project" else where.cwd,
                                   where.home, hook=hook, user_store=where.user_store)
         done.append(claude_code.register(job))
     else:
-        path = config_path(where)
-        changed = WRITERS[where.client](path, claude_code.server_entry(where.store, where.user_store))
+        path, naming = config_path(where), where.naming()
+        changed = WRITERS[where.client](path, claude_code.server_entry(where.store, where.user_store, naming))
         done.append({"added": f"added the '{NAME}' server to {path}", "same": f"'{NAME}' is already registered in "
                      f"{path} with this store; nothing changed", "replaced": f"replaced the earlier memory-mcp "
                      f"'{NAME}' entry in {path}"}[changed])
+        done += [f"note: {n}" for n in dict.fromkeys(naming.notes)]
+    if where.store is None:
+        done.append(STARTS_IN[where.client])
     return "\n".join(done)
+
+
+# Where each agent starts the server, which is how a registration without a store finds the project.
+STARTS_IN = {
+    "claude-code": "stores: those of the project Claude Code runs in (its store and yours), found by the server as "
+                   "the plugin finds them; `memory-mcp where` in a folder shows which",
+    "codex": "stores: those of the project Codex runs in (the Codex CLI starts the server in its own folder; an app "
+             "that starts it elsewhere needs `cwd` set to the project in the entry); `memory-mcp where` shows which",
+    "gemini": "stores: those of the project Gemini CLI runs in (it starts the server in its own folder); "
+              "`memory-mcp where` shows which",
+    "cursor": "stores: those of the workspace Cursor has open (passed as ${workspaceFolder}; a Cursor that does not "
+              "expand it serves the folder it starts the server in); `memory-mcp where` shows which",
+}
 
 
 def ensure_store(root: Path) -> list[str]:
@@ -189,13 +208,14 @@ def write_codex(path: Path, entry: dict[str, object]) -> str:
     if current is not None and not _ours(current):
         raise InvalidArgument(f"{path} already has [mcp_servers.{NAME}] running {current.get('command')!r}; "
                               "rename or remove it first.")
-    wanted = {"command": entry["command"], "args": entry["args"], "env": entry["env"]}
+    env = dict(entry["env"])  # type: ignore[call-overload]
+    wanted = {"command": entry["command"], "args": entry["args"], **({"env": env} if env else {})}
     if current == wanted:
         return "same"
-    env = dict(entry["env"])  # type: ignore[call-overload]
     block = (f"[mcp_servers.{NAME}]\ncommand = {_toml_string(str(entry['command']))}\n"
              f"args = [{', '.join(_toml_string(str(a)) for a in entry['args'])}]\n"  # type: ignore[attr-defined]
-             f"\n[mcp_servers.{NAME}.env]\n" + "".join(f"{k} = {_toml_string(str(v))}\n" for k, v in env.items()))
+             + (f"\n[mcp_servers.{NAME}.env]\n" + "".join(f"{k} = {_toml_string(str(v))}\n" for k, v in env.items())
+                if env else ""))
     kept = _without_memory_tables(text).rstrip("\n")
     new = (kept + "\n\n" if kept else "") + block
     tomllib.loads(new)  # never leave a file Codex cannot read
@@ -212,7 +232,8 @@ WRITERS: dict[str, Callable[[Path, dict[str, object]], str]] = {
 def uninstall(where: Where) -> str:
     """Remove the `memory` server this tool registered, and (Claude Code) its hooks. The stores
     themselves are never deleted: they hold memories."""
-    ignored = unignore_in_repo(where.store, where.project) if where.scope == "project" else []
+    store = where.store or (roots.project_store(where.project) if where.scope == "project" else None)
+    ignored = unignore_in_repo(store, where.project) if store is not None and where.scope == "project" else []
     if where.client == "claude-code":
         return "\n".join([uninstall_claude_code(where), *ignored])
     return "\n".join([_uninstall_config(where), *ignored])

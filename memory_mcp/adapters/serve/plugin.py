@@ -14,7 +14,8 @@ from memory_mcp.truth import roots
 
 def main() -> int:
     """Serve the project's store and the user's over stdio."""
-    config = roots.project_scopes(Path(os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd()))
+    named = roots.named_root()  # $MEMORY_MCP_ROOT overrides the project's store here as on every path
+    config = roots.ScopeConfig(named) if named else roots.project_scopes(roots.working_folder() or Path.home())
     from memory_mcp.adapters.serve.launch import configure_logging, serve
     from memory_mcp.truth.errors import StoreError
 
