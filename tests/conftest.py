@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 from mcp import Client, StdioServerParameters
-from ulid import ULID
 
 from memory_mcp.app.store import Store, init_store
+from memory_mcp.truth.ulids import new_ulid
 
 ROOT = Path(__file__).resolve().parent.parent  # the repository
 EXE = Path(sys.executable).parent / "memory-mcp"
@@ -187,7 +187,7 @@ def subjects(store: Path, n: int | None = None) -> list[str]:
 
 
 def new_id() -> str:
-    return str(ULID())
+    return new_ulid()
 
 
 def make_store(path: Path) -> Path:

@@ -7,8 +7,6 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from ulid import ULID
-
 from memory_mcp.app import provenance
 from memory_mcp.app.session import Session
 from memory_mcp.index.authors import Version, versions
@@ -20,6 +18,7 @@ from memory_mcp.truth.layout import month_folder
 from memory_mcp.truth.model import Memory, check_id, now_iso, slugify
 from memory_mcp.truth.secrets import scan
 from memory_mcp.truth.standing import blob_sha
+from memory_mcp.truth.ulids import new_ulid
 from memory_mcp.truth.validate import kinds
 
 
@@ -44,7 +43,7 @@ def load(session: Session, index: Index, mem_id: str, for_write: bool = True) ->
     if not for_write and any(p == row.path for p, _ in index.secret_flags()):
         mem = files.masked(mem)  # a credential written by hand is never shown (memory_read, export)
     if for_write and mem.provisional:
-        mem.id, mem.provisional = str(ULID()), False
+        mem.id, mem.provisional = new_ulid(), False
         mem.created = mem.created or now_iso()
     return Loaded(mem, row.path)
 

@@ -15,10 +15,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from memory_mcp.app.sources import BULLET, RECORD_ERRORS, Batch, Incoming, new_memory, reason, stamp
-from memory_mcp.truth import files
+from memory_mcp.truth import files, strictyaml
 from memory_mcp.truth.errors import InvalidArgument, ParseError
 from memory_mcp.truth.model import MemoryType
 from memory_mcp.truth.paths import read_regular
@@ -112,8 +110,8 @@ def _frontmatter(text: str) -> dict[str, Any]:
     meta: object = None
     if fm_text is not None:
         try:
-            meta = files._yaml_load(fm_text)
-        except yaml.YAMLError as e:
+            meta = strictyaml.load(fm_text)
+        except strictyaml.YAMLError as e:
             raise ParseError(f"broken YAML frontmatter: {getattr(e, 'problem', None) or e}") from None
     if not isinstance(meta, dict) or not any(k in meta for k in TOPIC_KEYS):
         raise InvalidArgument("not a Claude Code topic file (no frontmatter with name, description or type); "

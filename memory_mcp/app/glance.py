@@ -1,7 +1,7 @@
 """Reads of a store's index as it is, for the Claude Code hooks: no store lock, no git, no reconcile.
 
 A hook is a new process on every prompt and must answer in about 250 ms. Opening the store imports
-the session (GitPython, YAML, the credential rules) and its call reconciles, commits hand edits and
+the session (git, YAML, the credential rules) and its call reconciles, commits hand edits and
 records the recall: more than that budget at 10,000 memories. A read here is answered only when no
 memory file was added, removed or renamed since the index's last walk (`reconcile.unchanged_since_walk`:
 one stat per folder, not per file; an edit in place reaches the next tool call instead); otherwise it

@@ -8,7 +8,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 import yaml
-from ulid import ULID
 
 from memory_mcp.app import transfer
 from memory_mcp.app.access import Loaded, new_path, resolve_path, write
@@ -21,6 +20,7 @@ from memory_mcp.recall import conflicts
 from memory_mcp.truth.errors import InvalidArgument, StoreError
 from memory_mcp.truth.model import Memory, State, Trust, content_key
 from memory_mcp.truth.options import Progress
+from memory_mcp.truth.ulids import new_ulid
 from memory_mcp.truth.validate import check_entities, check_inputs, check_short, check_text
 
 
@@ -71,7 +71,7 @@ def _import_one(session: Session, index: Index, item: Incoming, batch: Batch, ke
         report.skipped.append(skip)
         return None
     if not mem.id:
-        mem.id, mem.provisional = str(ULID()), False
+        mem.id, mem.provisional = new_ulid(), False
     if mem.state == State.ACTIVE and not mem.superseded_by:
         # Only live memories contradict; an export's archived or superseded ones are history.
         found = conflicts.neighbours(index, conflicts.Subject(
@@ -113,7 +113,7 @@ def _skip_reason(index: Index, item: Incoming, batch: Batch,
             return Skipped(item.origin, stale, mem.id)
         if row:  # a newer version of a memory the store has: keep both, as a pair to settle
             mem.conflicts_with.append(mem.id)
-            mem.id, item.keep_id = str(ULID()), False
+            mem.id, item.keep_id = new_ulid(), False
     key = content_key(mem.body)
     same = index.by_content(key)
     dup = next((r for r in same if r.state != State.DEPRECATED), None)

@@ -1,4 +1,7 @@
-"""The use cases that read: recall, read one memory, peek, the session digest and export."""
+"""The use cases that read: recall, read one memory, peek, the session digest and export.
+
+A recall imports only what it runs: recall as of a day (git and an index of then), reading a memory
+whole (its file parsed) and export load their modules when called (a CLI recall is a new process)."""
 
 from __future__ import annotations
 
@@ -7,10 +10,8 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
-from memory_mcp.app import asof, authorship, provenance, transfer
-from memory_mcp.app.access import load, resolve_path
+from memory_mcp.app import authorship, provenance
 from memory_mcp.app.session import Session
-from memory_mcp.app.upkeep import pending_count
 from memory_mcp.index.db import Index
 from memory_mcp.index.schema import Row
 from memory_mcp.recall import overview, search
@@ -48,7 +49,7 @@ def _recall(session: Session, index: Index, opts: Recall,
     if hits:
         with index.transaction():
             index.record_recall([h.id for h in hits], now_iso())
-    return RecallResult(results=hits, coverage=session.coverage(index), pending_conflicts=pending_count(index),
+    return RecallResult(results=hits, coverage=session.coverage(index), pending_conflicts=index.open_pair_count(),
                         truncated=truncated, unknown_entities=unknown)
 
 
@@ -70,6 +71,8 @@ def _recall_by_file(session: Session, opts: Recall) -> RecallResult:
 def _recall_as_of(session: Session, opts: Recall) -> RecallResult:
     """Recall from the store as git held it at the end of the day `opts.as_of`; usage is not
     recorded (the question is about then)."""
+    from memory_mcp.app import asof
+
     snap = asof.snapshot(session.history, opts.as_of)
     with session.call() as index:
         then, dictionary = asof.open_index(session.history, session.derived, snap.commit.commit, index,
@@ -79,7 +82,7 @@ def _recall_as_of(session: Session, opts: Recall) -> RecallResult:
             hits, truncated = search.run(then, opts, search.row_filter(opts, names), dictionary.mentioned(opts.query),
                                          now=snap.moment)
             return RecallResult(results=asof.annotate(hits, then, index, snap, session.history),
-                                coverage=asof.coverage(then, snap), pending_conflicts=pending_count(index),
+                                coverage=asof.coverage(then, snap), pending_conflicts=index.open_pair_count(),
                                 truncated=truncated, unknown_entities=unknown, as_of_commit=snap.commit.commit)
         finally:
             then.close()
@@ -95,6 +98,8 @@ def search_only(session: Session, query: str, limit: int = 8) -> list[Hit]:
 
 def read(session: Session, id: str | None = None, path: str | None = None) -> ReadResult:
     """The whole memory: frontmatter, body, supersede chain both ways, git history."""
+    from memory_mcp.app.access import load, resolve_path
+
     if not id and not path:
         raise InvalidArgument("pass id (a memory id) or path (memories/name.md).")
     with session.call() as index:
@@ -143,6 +148,9 @@ def digest(session: Session, limit: int = DIGEST_LIMIT) -> list[Hit]:
 def export(session: Session) -> dict[str, Any]:
     """Every indexed memory as one portable JSON document (see transfer.export_document); files
     that could not be indexed are listed in it with the reason, not silently left out."""
+    from memory_mcp.app import transfer
+    from memory_mcp.app.access import load
+
     with session.call() as index:
         out = [(row.path, load(session, index, row.id, for_write=False).mem)
                for row in sorted(index.rows(), key=lambda r: r.path)]

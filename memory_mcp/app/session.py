@@ -40,7 +40,7 @@ from memory_mcp.truth.layout import (
 )
 from memory_mcp.truth.options import Progress
 from memory_mcp.truth.results import Coverage, ReconcileReport
-from memory_mcp.vcs.history import GitCommandError, HeadKeptMoving, History
+from memory_mcp.vcs.history import GitFailed, HeadKeptMoving, History
 
 if TYPE_CHECKING:
     from memory_mcp.index.watch import Watcher
@@ -257,13 +257,13 @@ class Session:
                 raise
             where = Path(e.filename).name if e.filename else ""
             self._unwritable(f"{e.strerror}{': ' + where if where else ''}")
-        except (sqlite3.DatabaseError, GitCommandError) as e:
-            text = str(e.stderr if isinstance(e, GitCommandError) else e)
+        except (sqlite3.DatabaseError, GitFailed) as e:
+            text = str(e.stderr if isinstance(e, GitFailed) else e)
             if isinstance(e, HeadKeptMoving):
                 self._recovered = False  # the file is written; its commit is retried by the next call
                 raise Busy("other git commits kept moving HEAD while this write was committing it. The memory "
                            "file is written and is committed by the next call.") from None
-            if isinstance(e, GitCommandError) and ".lock': File exists" in text:
+            if isinstance(e, GitFailed) and ".lock': File exists" in text:
                 self._recovered = False  # the file is written; its commit is retried by the next call
                 raise Busy("a git lock is held by another git process working in the store (a `git "
                            "commit` waiting for its editor, say): finish it, then call again. Any memory file "
@@ -365,7 +365,7 @@ class Session:
                 subject += f"; {len(promoted)} archived memory made active"
             lines = [f"changed: {p}" for p in edited] + [f"deleted: {p}" for p in deleted]
             self.history.commit_paths(paths, subject, ids, "\n".join(lines[:50]))
-        except (GitCommandError, RepoBusy) as e:
+        except (GitFailed, RepoBusy) as e:
             # A person's .gitignore, hook or merge under way must not make every tool call fail: the
             # index is right, only the history lags (status shows the memory files as changed), and
             # the next call tries again through _recover.

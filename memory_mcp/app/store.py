@@ -6,6 +6,10 @@ Methods take the options object of `options.py`, or its fields as typed argument
 (`store.remember("text", type="decision")`; mypy refuses a misspelt one): the adapters build the
 object, scripts and tests may write the fields. tests/app/test_store.py keeps each method's
 parameters equal to its options object's fields.
+
+A use case's module is imported by the method that calls it: a CLI command is a new process, and
+loading every use case (the writes, the conflict gate, the import and export, sync, the vector model)
+for one recall took about a third of its start; tests/adapters/test_cli_imports.py keeps it so.
 """
 
 from __future__ import annotations
@@ -16,15 +20,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Unpack
 
-from memory_mcp.app import accepting, access, embedding, importing, reads, settling, upkeep, writes
+from memory_mcp.app import reads
 from memory_mcp.app.lock import LOCK_TIMEOUT_SECONDS
 from memory_mcp.app.session import Session, init_store, open_root
-from memory_mcp.app.sources import decode_source
-from memory_mcp.app.transfer import ImportReport, export_json, export_target, write_export
 from memory_mcp.index.db import Index
 from memory_mcp.index.watch import QUIET_MS
 from memory_mcp.index.watch import enabled as watch_enabled
-from memory_mcp.recall import vectors
 from memory_mcp.recall.ranking import DIGEST_LIMIT
 from memory_mcp.truth.dictionary import Dictionary
 from memory_mcp.truth.options import (
@@ -57,12 +58,13 @@ from memory_mcp.truth.results import (
     StatusResult,
     VectorsResult,
 )
-from memory_mcp.vcs.sync import SyncResult
-from memory_mcp.vcs.sync import run as sync_remote
 
 if TYPE_CHECKING:
+    from memory_mcp.app import embedding
+    from memory_mcp.app.transfer import ImportReport
     from memory_mcp.index.watch import Watcher
     from memory_mcp.vcs.history import History
+    from memory_mcp.vcs.sync import SyncResult
 
 __all__ = ["Store", "init_store"]
 
@@ -75,6 +77,9 @@ class Store:
         self.session = Session(root, lock_timeout)
         self._embedder: embedding.VectorWorker | None = None
         if watch_enabled(watch):
+            from memory_mcp.app import embedding
+            from memory_mcp.recall import vectors
+
             self.start_watching()
             if vectors.configured():
                 # Only a long-lived process embeds in the background; a one-shot command leaves it to
@@ -131,31 +136,43 @@ class Store:
     def remember(self, content: str | Remember, title: str | None = None,
                  **fields: Unpack[RememberFields]) -> RememberResult:
         """Write a new memory (or return the existing one with the same content), run the conflict gate."""
+        from memory_mcp.app import writes
+
         return writes.remember(self.session, given(Remember, content, title=title, fields=fields))
 
     def update(self, id: str | Update, content: str | None = None, title: str | None = None,
                **fields: Unpack[UpdateFields]) -> ReadResult:
         """Change a memory's text or fields in place (state moves go through forget/resolve)."""
+        from memory_mcp.app import writes
+
         opts = given(Update, id, content=content, title=title, fields=fields)
         return self.read(id=writes.update(self.session, opts))
 
     def forget(self, id: str | Forget, mode: str = "archive", reason: str = "", confirm: bool = False) -> ForgetResult:
         """archive, deprecate (reason required), restore to active, or purge (confirm required)."""
+        from memory_mcp.app import writes
+
         return writes.forget(self.session, given(Forget, id, mode=mode, reason=reason, confirm=confirm))
 
     def resolve(self, id: str | Resolve, other_id: str | None = None, decision: str | None = None) -> ResolveResult:
         """Settle a pair: `supersede` (id replaces other_id) or `keep_both` (never raised again)."""
+        from memory_mcp.app import settling
+
         return settling.resolve(self.session, given(Resolve, id, other_id=other_id, decision=decision))
 
     def resolve_all(self, commit: str | Conflicts | None = None, id: str | None = None, limit: int = 50,
                     offset: int = 0, decision: str | None = None, apply: bool = False) -> BulkResolveResult:
         """Settle every open pair a filter selects with one decision (keep_both or newer), as one
         commit; a dry run unless `apply`."""
+        from memory_mcp.app import settling
+
         opts = given(Conflicts, commit, id=id, limit=limit, offset=offset, decision=decision, apply=apply)
         return settling.resolve_all(self.session, opts)
 
     def feedback(self, id: str | Feedback, helpful: bool | None = None, note: str = "") -> FeedbackResult:
         """+0.1 when a memory helped, -0.2 when it misled; at -0.5 or below it is withheld from recall."""
+        from memory_mcp.app import writes
+
         return writes.feedback(self.session, given(Feedback, id, helpful=helpful, note=note))
 
     # ------------------------------------------------------------------ reads
@@ -178,6 +195,8 @@ class Store:
     def conflicts(self, commit: str | Conflicts | None = None, id: str | None = None, limit: int = 50,
                   offset: int = 0, decision: str | None = None, apply: bool = False) -> ConflictPage:
         """The open conflict pairs, all or those on one memory or one commit's memories, a page at a time."""
+        from memory_mcp.app import settling
+
         opts = given(Conflicts, commit, id=id, limit=limit, offset=offset, decision=decision, apply=apply)
         return settling.listed(self.session, opts)
 
@@ -192,15 +211,21 @@ class Store:
     def unaccepted(self, standing: str = "unaccepted") -> list[Hit]:
         """The memories whose version now the person has not accepted (or, `standing="rejected"`,
         rejected), newest first. For `memory-mcp accept`; no MCP tool accepts."""
+        from memory_mcp.app import accepting
+
         return accepting.listed(self.session, standing)
 
     def decide(self, decision: str, ids: list[str]) -> list[str]:
         """Accept, reject or un-reject the version now held of each memory of `ids` (the person's
         record, never the store); a line for each."""
+        from memory_mcp.app import accepting
+
         return accepting.decide(self.session, decision, ids)
 
     def accept_held(self) -> int:
         """Accept what the store holds now (trusting it); how many memory versions."""
+        from memory_mcp.app import accepting
+
         return accepting.accept_held(self.session)
 
     def digest(self, limit: int = DIGEST_LIMIT) -> list[Hit]:
@@ -210,6 +235,8 @@ class Store:
     def export(self, path: Path | None = None) -> dict[str, Any]:
         """Every indexed memory as one portable JSON document; unindexed files listed with reasons.
         With `path`, the document is also written there (atomically, as JSON)."""
+        from memory_mcp.app.transfer import export_json, export_target, write_export
+
         target = export_target(path) if path is not None else None  # refused before the work
         doc = reads.export(self.session)
         if target is not None:
@@ -219,27 +246,39 @@ class Store:
     @staticmethod
     def export_text(doc: dict[str, Any]) -> str:
         """An export document as the text `export(path)` writes (for standard output)."""
+        from memory_mcp.app.transfer import export_json
+
         return export_json(doc)
 
     # ------------------------------------------------------------------ the store as a whole
     def status(self) -> StatusResult:
         """Counts, coverage, unindexed files, pending conflicts, review-due, distill candidates, withheld."""
+        from memory_mcp.app import upkeep
+
         return upkeep.status(self.session)
 
     def reindex(self, verify: bool = False, progress: Progress | None = None) -> ReindexResult:
         """Rebuild the index from the files; with `verify`, re-hash everything and report drift."""
+        from memory_mcp.app import upkeep
+
         return upkeep.reindex(self.session, verify, progress)
 
     def embed_missing(self, progress: Progress | None = None) -> VectorsResult:
         """Compute the dense vectors memories lack, for the enabled model (`reindex --vectors`)."""
+        from memory_mcp.app import embedding
+
         return embedding.embed_missing(self.session, progress)
 
     def reorganize(self, apply: bool = False) -> ReorganizeResult:
         """Move a flat store's memories into month folders (see upkeep.reorganize); `apply` does it."""
+        from memory_mcp.app import upkeep
+
         return upkeep.reorganize(self.session, apply)
 
     def refresh(self) -> ReconcileReport:
         """Reconcile now (what every call does first) and return what it found."""
+        from memory_mcp.app import upkeep
+
         return upkeep.refresh(self.session)
 
     def follow(self, on_report: Callable[[ReconcileReport], None], stop: threading.Event | None = None,
@@ -261,6 +300,9 @@ class Store:
     def sync(self, progress: Progress | None = None) -> SyncResult:
         """Pull from and push to the store's git remote, merging memory by memory; the index converges by
         reconcile. A memory both sides changed beyond a field merge becomes an open conflict pair."""
+        from memory_mcp.app import access
+        from memory_mcp.vcs.sync import run as sync_remote
+
         session = self.session
         session.check_writable()
 
@@ -280,6 +322,9 @@ class Store:
 
         `text` as bytes (standard input) is decoded strictly: bytes that are not UTF-8 refuse the
         source whole rather than reach a file as replacement characters."""
+        from memory_mcp.app import importing
+        from memory_mcp.app.sources import decode_source
+
         if isinstance(text, bytes):
             text = decode_source(text, "standard input")
         return importing.import_memories(self.session, kind, path, text, keep_trust, progress)

@@ -6,8 +6,6 @@ from __future__ import annotations
 import os
 from datetime import UTC, date, datetime, timedelta
 
-from ulid import ULID
-
 from memory_mcp.app.session import Session
 from memory_mcp.index import origin
 from memory_mcp.index.db import Index
@@ -27,6 +25,7 @@ from memory_mcp.truth.results import (
     UnindexedFile,
     VectorCoverage,
 )
+from memory_mcp.truth.ulids import ulid_time
 
 DISTILL_AGE_DAYS = 30
 LIST_LIMIT = 20
@@ -38,11 +37,6 @@ def pending(index: Index, limit: int = -1) -> list[PendingConflict]:
     settled, both sides live."""
     return [PendingConflict(a, b, title, other_title, conflicts.pair_hash(a, b))
             for a, b, title, other_title in index.open_pairs(limit)]
-
-
-def pending_count(index: Index) -> int:
-    """How many conflict pairs wait for a decision (every recall reports it)."""
-    return index.open_pair_count()
 
 
 def status(session: Session) -> StatusResult:
@@ -69,7 +63,7 @@ def status(session: Session) -> StatusResult:
             distill_candidates=distill, withheld=withheld, git=session.history.summary(),
             secrets=_secret_flags(session, index),
             dictionary_skipped=session.dictionary.skipped[:LIST_LIMIT], vectors=vector_coverage(index),
-            pending_conflicts_total=pending_count(index), notices=origin_notices(session, index))
+            pending_conflicts_total=index.open_pair_count(), notices=origin_notices(session, index))
 
 
 def origin_notices(session: Session, index: Index) -> list[str]:
@@ -177,7 +171,7 @@ def _plan(session: Session, index: Index) -> tuple[list[Move], list[Listed]]:
             skipped.append(Listed(row.id, row.path, row.title, "holds what looks like a credential, which git must "
                                   f"not get: see {words.op('status')}"))
             continue
-        created = row.created or ULID.from_str(row.id).datetime.isoformat()
+        created = row.created or ulid_time(row.id).isoformat()
         folder = month_folder(session.root, created, planned)
         if (session.root / folder / name).exists():
             skipped.append(Listed(row.id, row.path, row.title, f"{folder}/{name} exists already"))

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import re
 
-from ulid import ULID
-
 from memory_mcp.app.access import Loaded, load, new_path, write
 from memory_mcp.app.reads import superseded_by
 from memory_mcp.app.session import Session
@@ -30,6 +28,7 @@ from memory_mcp.truth.model import (
 )
 from memory_mcp.truth.options import Feedback, Forget, Remember, Update
 from memory_mcp.truth.results import Conflict, FeedbackResult, ForgetResult, RememberResult
+from memory_mcp.truth.ulids import new_ulid
 from memory_mcp.truth.validate import check_short, check_text, settable_values
 
 _STATE_OF = {ForgetMode.ARCHIVE: State.ARCHIVED, ForgetMode.DEPRECATE: State.DEPRECATED,
@@ -57,7 +56,7 @@ def remember(session: Session, opts: Remember) -> RememberResult:
                                       warnings=["the same content is already remembered; nothing was written"])
         losers = [load(session, index, t) for t in targets]
         now = now_iso()
-        mem = Memory(id=str(ULID()), body=body, state=State.ACTIVE, entities=names, created=now, updated=now,
+        mem = Memory(id=new_ulid(), body=body, state=State.ACTIVE, entities=names, created=now, updated=now,
                      **values)  # type: ignore[arg-type]
         for loser in losers:
             lifecycle.check_supersede(mem.id, loser.mem, lambda i: superseded_by(index, i))

@@ -26,10 +26,8 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import platform
 import threading
 import time
-import uuid
 from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
@@ -97,7 +95,7 @@ class Watcher:
         self._last_walk = 0.0
         self._retry_at = 0.0
         self._root_event = False
-        self._marker = f"watch-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        self._marker = f"watch-{os.getpid()}-{os.urandom(4).hex()}"
         self._seq = 0
         self.why_off = "not started"
 
@@ -291,6 +289,8 @@ def _native_events_unreliable() -> bool:
     forced = os.environ.get("WATCHFILES_FORCE_POLLING", "").strip().lower()
     if forced and forced not in ("false", "disable", "disabled"):
         return True
+    import platform  # here: a one-shot command that never watches does not load it
+
     return "microsoft" in platform.uname().release.lower()
 
 

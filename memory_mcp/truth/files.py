@@ -21,8 +21,6 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from memory_mcp.truth.errors import ParseError
 from memory_mcp.truth.model import (
     FIELDS,
@@ -33,7 +31,6 @@ from memory_mcp.truth.model import (
     Memory,
     provisional_id,
 )
-from memory_mcp.truth.secrets import mask
 
 MAX_FILE_BYTES = 1_000_000
 MAX_FRONTMATTER_BYTES = 64_000
@@ -44,37 +41,6 @@ KEY_ORDER: tuple[str, ...] = tuple(f.name for f in FIELDS)
 _NUMBER_KEYS = frozenset(f.name for f in FIELDS if f.kind == "number")
 
 
-class _StrictLoader(yaml.SafeLoader):
-    """SafeLoader that keeps timestamps as strings and refuses aliases."""
-
-    def compose_node(self, parent, index):  # type: ignore[no-untyped-def]
-        if self.check_event(yaml.AliasEvent):
-            event = self.peek_event()  # type: ignore[no-untyped-call]
-            raise yaml.composer.ComposerError(
-                None, None, "YAML aliases (*name) are not allowed in memory files", event.start_mark
-            )
-        return super().compose_node(parent, index)
-
-
-def _refuse_tag(loader: yaml.SafeLoader, node: yaml.Node) -> None:
-    raise yaml.constructor.ConstructorError(None, None, f"the YAML tag {node.tag} is not allowed here",
-                                            node.start_mark)
-
-
-# Values that are not plain text, numbers, lists or mappings would not survive JSON or a rewrite.
-for _tag in ("binary", "set", "omap", "pairs"):
-    _StrictLoader.add_constructor(f"tag:yaml.org,2002:{_tag}", _refuse_tag)
-
-_StrictLoader.yaml_implicit_resolvers = {
-    ch: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-    for ch, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
-
-
-def _yaml_load(text: str) -> object:
-    return yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
-
-
 # The frontmatter `serialize` writes, and most people's: `key: value` lines whose values are plain
 # words, timestamps or flow lists of plain words. Such lines are read without YAML (a reindex spent
 # most of its time in the YAML constructor); anything else goes to the YAML loader.
@@ -83,7 +49,6 @@ _SIMPLE_LINE = re.compile(r"([a-z_]+): (\S.*)")
 # single spaces between runs (no ` #` comment), `:` only inside a run (never `: `).
 _BLOCK_SCALAR = re.compile(r"[^\W_][\w./-]*(?::[\w./-]+)*(?: [\w./-]+(?::[\w./-]+)*)*")
 _FLOW_ITEM = re.compile(r"[^\W_][\w./-]*(?: [\w./-]+)*")
-_STR_TAG = "tag:yaml.org,2002:str"
 _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?")
 
 
@@ -91,9 +56,9 @@ _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?")
 @functools.lru_cache(maxsize=1024)
 def _plain(value: str, pattern: re.Pattern[str]) -> bool:
     """`value` is a plain scalar that YAML reads back as this very string."""
-    return (pattern.fullmatch(value) is not None
-            and _StrictLoader.resolve(_StrictLoader, yaml.ScalarNode, value, (True, False))  # type: ignore[no-untyped-call, arg-type]
-            == _STR_TAG)
+    from memory_mcp.truth import strictyaml
+
+    return pattern.fullmatch(value) is not None and strictyaml.resolves_to_str(value)
 
 
 def _simple_frontmatter(fm_text: str) -> dict[str, object] | None:
@@ -158,11 +123,13 @@ def parse(text: str, rel_path: str) -> Memory:
         return Memory(id=provisional_id(rel_path), body=body, provisional=True)
     if len(fm_text.encode()) > MAX_FRONTMATTER_BYTES:
         raise ParseError(f"frontmatter over {MAX_FRONTMATTER_BYTES:,} bytes")
+    from memory_mcp.truth import strictyaml
+
     try:
         data: object = _simple_frontmatter(fm_text)
         if data is None:
-            data = _yaml_load(fm_text)
-    except yaml.YAMLError as e:
+            data = strictyaml.load(fm_text)
+    except strictyaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f" at line {mark.line + 2}" if mark is not None else ""
         problem = getattr(e, "problem", None) or str(e).splitlines()[0]
@@ -269,10 +236,12 @@ def scalar(value: str) -> str:
     if _plain(value, _FLOW_ITEM):
         return value  # the common case, decided without two YAML round trips
     if value and value == value.strip() and "\n" not in value:
+        from memory_mcp.truth import strictyaml
+
         try:
-            if _yaml_load(f"k: {value}") == {"k": value} and _yaml_load(f"k: [{value}]") == {"k": [value]}:
+            if strictyaml.load(f"k: {value}") == {"k": value} and strictyaml.load(f"k: [{value}]") == {"k": [value]}:
                 return value
-        except yaml.YAMLError:
+        except strictyaml.YAMLError:
             pass
     # A JSON string is a valid YAML double-quoted scalar, once the characters YAML will not take
     # raw (controls, NEL and the Unicode line separators it would fold) are escaped too.
@@ -285,9 +254,11 @@ def _flow_list(values: list[str]) -> str:
 
 def _dump_extra(extra: dict[str, object]) -> str:
     """Unknown keys as block YAML; unicode kept readable unless it would not read back the same."""
-    text = yaml.safe_dump(extra, sort_keys=False, allow_unicode=True, default_flow_style=False, width=10**6)
-    if _yaml_load(text) != extra:
-        text = yaml.safe_dump(extra, sort_keys=False, allow_unicode=False, default_flow_style=False, width=10**6)
+    from memory_mcp.truth import strictyaml
+
+    text = strictyaml.dump(extra, allow_unicode=True)
+    if strictyaml.load(text) != extra:
+        text = strictyaml.dump(extra, allow_unicode=False)
     return text
 
 
@@ -321,13 +292,17 @@ def serialize(mem: Memory) -> str:
 
 def frontmatter(mem: Memory) -> dict[str, object]:
     """The frontmatter of `mem` as a mapping, in file order, exactly as `serialize` writes it."""
+    from memory_mcp.truth import strictyaml
+
     fm_text, _ = split(serialize(mem))
-    data = _yaml_load(fm_text or "")
+    data = strictyaml.load(fm_text or "")
     return data if isinstance(data, dict) else {}
 
 
 def masked(mem: Memory) -> Memory:
     """`mem` as it may be shown when its file holds a credential: each text value masked."""
+    from memory_mcp.truth.secrets import mask
+
     def shown(value: Any) -> Any:
         if isinstance(value, str):
             return mask(value)

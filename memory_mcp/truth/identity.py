@@ -36,7 +36,7 @@ def git_dir(root: Path) -> Path | None:
     return (root / line.removeprefix("gitdir:").strip()).resolve()
 
 
-def _common_dir(gitdir: Path) -> Path:
+def common_dir(gitdir: Path) -> Path:
     """The common git directory of a linked worktree's git directory (itself for a main one)."""
     try:
         return (gitdir / (gitdir / "commondir").read_text(encoding="utf-8").strip()).resolve()
@@ -73,7 +73,7 @@ def refusal(store: Path) -> str | None:
                 f"project's history; nothing was read from it or written to it. {fix}")
     own = git_dir(store)
     theirs = git_dir(project)
-    if own is not None and theirs is not None and own in (theirs, _common_dir(theirs)):
+    if own is not None and theirs is not None and own in (theirs, common_dir(theirs)):
         return (f"{store} uses the project's own git directory ({own}), so its memories would be committed "
                 f"into the project's history; nothing was read from it or written to it. {fix}")
     return None

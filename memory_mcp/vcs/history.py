@@ -2,8 +2,8 @@
 
 `History` is the only thing in memory-mcp that runs git (its sync half, fetch / merge / push, is in
 remote.py; its reading half, log / status / files of a commit, in readops.py; the scratch index and
-the objects a commit is built from, in staging.py). Callers catch
-`GitCommandError`, re-exported here."""
+the objects a commit is built from, in staging.py), each as a `git` process of its own. Callers catch
+`GitFailed` (repo.py), re-exported here: a failed git command is known without a git library."""
 
 from __future__ import annotations
 
@@ -13,9 +13,6 @@ import os
 import subprocess
 import time
 from pathlib import Path
-
-import git
-from git import GitCommandError
 
 from memory_mcp.truth.errors import RepoBusy
 from memory_mcp.vcs import lockfiles as gitlocks
@@ -28,11 +25,12 @@ from memory_mcp.vcs.objects import (
 )
 from memory_mcp.vcs.readops import Commit, Deletion, ReadOps
 from memory_mcp.vcs.remote import RemoteOps
+from memory_mcp.vcs.repo import GitFailed, git_dirs, head_ref
 from memory_mcp.vcs.staging import BULK_STAGE, ScratchBase, StagingOps
 
 log = logging.getLogger("memory_mcp")
 
-__all__ = ["Commit", "Deletion", "GitCommandError", "HeadKeptMoving", "History"]
+__all__ = ["Commit", "Deletion", "GitFailed", "HeadKeptMoving", "History"]
 
 FALLBACK_NAME = "memory-mcp"
 FALLBACK_EMAIL = "memory-mcp@localhost"
@@ -52,19 +50,23 @@ SCRATCH_INDEX = "memory-mcp.index"
 PACK_EVERY = 100
 
 
-class HeadKeptMoving(git.GitCommandError):
+class HeadKeptMoving(GitFailed):
     """Every attempt lost the race for HEAD to someone else's commits: the memory file is written and
-    the next call commits it. A GitCommandError, so callers that tolerate a failed commit still do."""
+    the next call commits it. A GitFailed, so callers that tolerate a failed commit still do."""
 
 
 class History(StagingOps, RemoteOps, ReadOps):
-    """The store's git repository: the only object that runs git (plumbing through subprocess on the
-    write path, GitPython's command wrapper elsewhere), always with `_env` on top of the process's."""
+    """The store's git repository: the only object that runs git (a `git` process per command),
+    always with `_env` on top of the process's environment."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self.repo = git.Repo(root)
-        self._env = self._identity_env() | self._foreign_store_env()
+        self.git_dir, self.common_dir = git_dirs(root)
+        # Paths are file names, never patterns: `notes [1].md` must not also match `notes 1.md`.
+        # git's messages in English whatever the person's locale: a held lock, a rejected push and
+        # the network errors sync explains are recognised by their English text.
+        self._base_env = {"GIT_LITERAL_PATHSPECS": "1", "LC_ALL": "C", **self._foreign_store_env()}
+        self._settings_seen: tuple[object, dict[str, str]] | None = None  # (what it depends on, `_settings`)
         # The index the commits' trees are written from; the person's own index only gets the paths.
         self._scratch = self.git_dir / SCRATCH_INDEX
         self._base: ScratchBase | None = None
@@ -77,24 +79,25 @@ class History(StagingOps, RemoteOps, ReadOps):
         self._commits = 0
         self._packer: subprocess.Popen[bytes] | None = None
         self._split_logged = False  # the switch to a split index is said once a process
-        self._split_config: tuple[object, bool] | None = None  # (what it depends on, the answer)
         self._keeps: list[Path] = []  # .keep files of the packs a commit in progress wrote
 
     @staticmethod
     def init(root: Path) -> History:
-        git.Repo.init(root, initial_branch="main")
+        done = subprocess.run(["git", "init", "-q", "--initial-branch=main", str(root)], capture_output=True,
+                              stdin=subprocess.DEVNULL, env={**os.environ, "LC_ALL": "C"})
+        if done.returncode != 0:
+            raise GitFailed(["git", "init", str(root)], done.returncode, done.stderr)
         return History(root)
 
-    def _identity_env(self) -> dict[str, str]:
-        """Environment that supplies a fallback identity only for what the person has not configured."""
-        # Paths are file names, never patterns: `notes [1].md` must not also match `notes 1.md`.
-        # git's messages in English whatever the person's locale: a held lock, a rejected push and
-        # the network errors sync explains are recognised by their English text.
-        env: dict[str, str] = {"GIT_LITERAL_PATHSPECS": "1", "LC_ALL": "C"}
-        reader = self.repo.config_reader()
-        if not (os.environ.get("GIT_AUTHOR_NAME") or reader.get_value("user", "name", "")):
+    @property
+    def _env(self) -> dict[str, str]:
+        """What every git of ours runs with on top of the process's environment: `_base_env`, and a
+        fallback identity only for what the person has not configured."""
+        env = dict(self._base_env)
+        settings = self._settings()
+        if not (os.environ.get("GIT_AUTHOR_NAME") or settings.get("user.name")):
             env["GIT_AUTHOR_NAME"] = env["GIT_COMMITTER_NAME"] = FALLBACK_NAME
-        if not (os.environ.get("GIT_AUTHOR_EMAIL") or reader.get_value("user", "email", "")):
+        if not (os.environ.get("GIT_AUTHOR_EMAIL") or settings.get("user.email")):
             env["GIT_AUTHOR_EMAIL"] = env["GIT_COMMITTER_EMAIL"] = FALLBACK_EMAIL
         return env
 
@@ -114,32 +117,36 @@ class History(StagingOps, RemoteOps, ReadOps):
         if owner == os.geteuid() or os.access(self.git_dir, os.W_OK):
             return {}
         pairs = [("safe.directory", str(self.root.resolve())), ("core.fsmonitor", "false")]
-        for section in self.repo.config_reader("repository").sections():
-            if section.startswith('filter "'):
-                name = section[len('filter "'):].rstrip('"')
-                pairs += [(f"filter.{name}.clean", ""), (f"filter.{name}.process", "")]
+        # The repository's own config file, read as a file: git refuses the repository itself here.
+        said = subprocess.run(["git", "config", "--file", str(self.common_dir / "config"), "-z", "--name-only",
+                               "--get-regexp", r"^filter\."], capture_output=True, stdin=subprocess.DEVNULL)
+        names = {key.split(b".", 1)[1].rsplit(b".", 1)[0] for key in said.stdout.split(b"\0") if key.count(b".") >= 2}
+        for name in sorted(n.decode("utf-8", "replace") for n in names):
+            pairs += [(f"filter.{name}.clean", ""), (f"filter.{name}.process", "")]
         start = int(os.environ.get("GIT_CONFIG_COUNT") or 0)  # after any the person's environment sets
         env = {"GIT_CONFIG_COUNT": str(start + len(pairs))}
         for n, (key, value) in enumerate(pairs, start):
             env[f"GIT_CONFIG_KEY_{n}"], env[f"GIT_CONFIG_VALUE_{n}"] = key, value
         return env
 
-    def _process_env(self) -> dict[str, str]:
+    def _process_env(self, identity: bool = True) -> dict[str, str]:
         """The whole environment of a git this object starts itself: the process's, with ours on top
-        and without LANGUAGE (gettext ignores it under LC_ALL=C; dropped so nothing can pick a
-        language back up, e.g. a git built with a gettext that honours LANGUAGE there)."""
-        env = {**os.environ, **self._env}
+        (without the fallback identity, which needs `_settings`, unless `identity`) and without
+        LANGUAGE (gettext ignores it under LC_ALL=C; dropped so nothing can pick a language back up,
+        e.g. a git built with a gettext that honours LANGUAGE there)."""
+        env = {**os.environ, **(self._env if identity else self._base_env)}
         env.pop("LANGUAGE", None)
         return env
 
     def _git_locks(self) -> list[Path]:
         """The lock files a commit takes: the index, our scratch index and the copy of the person's
         index it stages into (`gitlocks.holding_index`), HEAD, the branch's ref and packed-refs."""
-        git_dir, common = self.git_dir, Path(self.repo.common_dir)
+        git_dir, common = self.git_dir, self.common_dir
         locks = [git_dir / "index.lock", git_dir / f"{SCRATCH_INDEX}.lock", git_dir / f"{gitlocks.STAGE_INDEX}.lock",
                  git_dir / "HEAD.lock", common / "packed-refs.lock"]
-        if not self.repo.head.is_detached:
-            locks.append(common / f"{self.repo.head.ref.path}.lock")
+        ref = head_ref(git_dir)
+        if ref is not None:
+            locks.append(common / f"{ref}.lock")
         return locks
 
     def clear_stale_locks(self) -> None:
@@ -154,7 +161,7 @@ class History(StagingOps, RemoteOps, ReadOps):
         for name, what in _IN_PROGRESS:
             if (git_dir / name).exists():
                 return what
-        if self.repo.head.is_detached:
+        if head_ref(git_dir) is None:
             return ("HEAD is detached (no branch checked out), so commits would be left behind: "
                     "check out a branch, e.g. `git switch main`")
         return None
@@ -232,7 +239,7 @@ class History(StagingOps, RemoteOps, ReadOps):
                 head, head_tree = self._scratch_base()
                 self._git("update-index", "-z", "--index-info", data=entries, scratch=True)
                 tree = self._git("write-tree", scratch=True).strip()
-            except git.GitCommandError:
+            except GitFailed:
                 self._drop_scratch()  # whatever broke it, the next call starts from a fresh copy of HEAD
                 raise
             if tree == head_tree:
@@ -268,7 +275,7 @@ class History(StagingOps, RemoteOps, ReadOps):
         try:
             # An empty old value: HEAD's branch must not exist yet.
             self._git("update-ref", "-m", reflog, "HEAD", commit, head or "")
-        except git.GitCommandError:
+        except GitFailed:
             if self._head() == head:
                 # HEAD did not move: the ref could not be written (a lock another git holds, a full
                 # disk); the caller maps git's own message to a clear error.
@@ -295,10 +302,8 @@ class History(StagingOps, RemoteOps, ReadOps):
         if self._ident is None or self._ident[0] != key:
             author = self._git("var", "GIT_AUTHOR_IDENT").strip().rsplit(" ", 2)[0]
             committer = self._git("var", "GIT_COMMITTER_IDENT").strip().rsplit(" ", 2)[0]
-            asks = self._git("config", "--get-regexp", r"^(commit\.gpgsign|i18n\.commitencoding)$", check=False)
-            plain = not any(line.split(" ", 1)[0].lower() == "i18n.commitencoding"
-                            or line.split(" ", 1)[-1].strip().lower() in ("true", "yes", "on", "1")
-                            for line in asks.splitlines())
+            settings = self._settings()
+            plain = "i18n.commitencoding" not in settings and not _true(settings.get("commit.gpgsign", ""))
             self._ident = (key, (author, committer) if plain else None)
         return self._ident[1]
 
@@ -310,7 +315,7 @@ class History(StagingOps, RemoteOps, ReadOps):
         for _ in range(COMMIT_ATTEMPTS):
             try:
                 base = self._snapshot(paths)
-            except git.GitCommandError:
+            except GitFailed:
                 self._tip = None
                 raise
             snap = base.changed(changes, self._object_writer())
@@ -334,23 +339,31 @@ class History(StagingOps, RemoteOps, ReadOps):
         """The commit HEAD points at, or None on a branch with no commit yet."""
         return self._git("rev-parse", "-q", "--verify", "HEAD^{commit}", check=False).strip() or None
 
-    def _git_bytes(self, *args: str, data: bytes | None = None, scratch: bool = False, index: Path | None = None,
-                   check: bool = True) -> bytes:
-        """Run `git ARGS` in the store, `data` on stdin; `scratch` points it at the scratch index,
-        `index` at another index file.
-
-        subprocess directly: GitPython's wrapper costs a few milliseconds a call, and a write makes six."""
-        env = self._process_env()
+    def _git_run(self, *args: str, data: bytes | None = None, scratch: bool = False, index: Path | None = None,
+                 env: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
+        """Run `git ARGS` in the store, `data` on stdin (else nothing: a git that would read the
+        server's stdin must not take the protocol's bytes), with `env` (default `_process_env()`);
+        `scratch` points it at the scratch index, `index` at another index file."""
+        env = dict(env if env is not None else self._process_env())
         if scratch or index is not None:
             env["GIT_INDEX_FILE"] = str(self._scratch if scratch else index)
-        done = subprocess.run(["git", *args], cwd=self.root, input=data, capture_output=True, env=env)
+        return subprocess.run(["git", *args], cwd=self.root, input=data, capture_output=True, env=env,
+                              stdin=subprocess.DEVNULL if data is None else None)
+
+    def _git_bytes(self, *args: str, data: bytes | None = None, scratch: bool = False, index: Path | None = None,
+                   check: bool = True, env: dict[str, str] | None = None) -> bytes:
+        """`_git_run`'s output; GitFailed, with git's message, when `check` and git exits non-zero."""
+        done = self._git_run(*args, data=data, scratch=scratch, index=index, env=env)
         if check and done.returncode != 0:
-            raise git.GitCommandError(["git", *args], done.returncode, done.stderr)
+            raise GitFailed(["git", *args], done.returncode, done.stderr)
         return done.stdout
 
     def _git(self, *args: str, data: bytes | None = None, scratch: bool = False, index: Path | None = None,
-             check: bool = True) -> str:
-        return self._git_bytes(*args, data=data, scratch=scratch, index=index, check=check).decode()
+             check: bool = True, env: dict[str, str] | None = None) -> str:
+        """`_git_bytes` as text; bytes that are not UTF-8 (a file name) become surrogates, which
+        `paths.shown` tells from a name that can be indexed."""
+        out = self._git_bytes(*args, data=data, scratch=scratch, index=index, check=check, env=env)
+        return out.decode("utf-8", "surrogateescape")
 
     def _pack_now_and_then(self) -> None:
         """Every PACK_EVERY commits, pack the loose objects in the background.
@@ -367,3 +380,8 @@ class History(StagingOps, RemoteOps, ReadOps):
                                                 env=self._process_env(),
                                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                                 stderr=subprocess.DEVNULL)
+
+
+def _true(value: str) -> bool:
+    """Whether a git config value says yes (a key given without a value does)."""
+    return value.strip().lower() in ("true", "yes", "on", "1")

@@ -90,8 +90,8 @@ def git_running_in(root: Path) -> bool:
         try:
             if (entry / "comm").read_text().strip() != "git":
                 continue
-            # GitPython keeps `git cat-file` helpers running in the store (this process's and those of
-            # other servers on the same store); they only read objects and never take the index lock.
+            # Long-lived `git cat-file` helpers (GitPython's, in a server of an earlier version on the
+            # same store) only read objects and never take the index lock.
             if (entry / "cmdline").read_bytes().split(b"\0")[1:2] == [b"cat-file"]:
                 continue
             cwd = Path(os.readlink(entry / "cwd"))

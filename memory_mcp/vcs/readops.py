@@ -11,10 +11,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-import git
-
 from memory_mcp.truth.layout import MEMORIES
 from memory_mcp.truth.paths import shown
+from memory_mcp.vcs.repo import GitFailed
 
 
 @dataclass(frozen=True)
@@ -40,20 +39,21 @@ class ReadOps:
     """Reading the history and the work tree's status, as methods of `History`."""
 
     root: Path
-    repo: git.Repo
-    _env: dict[str, str]
+    git_dir: Path
+    common_dir: Path
     # History's
     _git: Callable[..., str]
     _git_bytes: Callable[..., bytes]
+    _git_run: Callable[..., subprocess.CompletedProcess[bytes]]
     _batch: Callable[[list[str]], list[tuple[str, bytes, bytes] | None]]
-    _process_env: Callable[[], dict[str, str]]
+    _process_env: Callable[..., dict[str, str]]
     _head: Callable[[], str | None]
     branch: Callable[[], str | None]  # RemoteOps'
 
     def authors(self, folder: str, present: set[str]) -> dict[str, int]:
         """How many of the files `present` (under `folder`) each git author last wrote: shown when a
         store asks to be trusted, never trusted itself (anyone can commit under any name)."""
-        out = self.repo.git.log("--format=%x01%an", "--name-only", "--", folder, env=self._env)
+        out = self._git("log", "--format=%x01%an", "--name-only", "--", folder)
         seen: set[str] = set()
         counts: dict[str, int] = {}
         author = "?"
@@ -70,13 +70,13 @@ class ReadOps:
     def head_seen(self) -> str:
         """The commit HEAD names, read from git's files without a git process ("" when unborn or
         unreadable): every tool call asks whether the history moved, and answers nearly always no."""
-        git_dir = Path(self.repo.git_dir)
+        git_dir = self.git_dir
         try:
             head = (git_dir / "HEAD").read_text(encoding="utf-8").strip()
             if not head.startswith("ref: "):
                 return head
             ref = head[5:]
-            common = Path(self.repo.common_dir)
+            common = self.common_dir
             loose = common / ref
             if loose.is_file():
                 return loose.read_text(encoding="utf-8").strip()
@@ -99,7 +99,7 @@ class ReadOps:
                 "--format=%x01%an%x00%ae%x00%aI%x00", *span]
         try:
             out = self._git_bytes(*args).decode("utf-8", "replace")
-        except git.GitCommandError:
+        except GitFailed:
             if not since:
                 return []
             return self.blob_authors()  # `since` is gone (history rewritten, gc'd): read it all
@@ -136,7 +136,7 @@ class ReadOps:
 
     def tracked(self, paths: list[str]) -> set[str]:
         """Which of `paths` git tracks (in its index)."""
-        out = self.repo.git.ls_files("-z", "--", *paths, env=self._env)
+        out = self._git("ls-files", "-z", "--", *paths)
         return {p for p in out.split("\0") if p}
 
     def changed(self, wanted: list[str] | None = None) -> list[str]:
@@ -144,7 +144,7 @@ class ReadOps:
         against HEAD, untracked included."""
         few = wanted is not None and len(wanted) <= MAX_ARGV_PATHS
         specs = wanted if wanted is not None and few else ["memories", "dictionary.md"]
-        out = self.repo.git.status("--porcelain", "-z", "--untracked-files=all", "--", *specs, env=self._env)
+        out = self._git("status", "--porcelain", "-z", "--untracked-files=all", "--", *specs)
         paths: list[str] = []
         entries = iter(out.split("\0"))
         for entry in entries:
@@ -164,28 +164,20 @@ class ReadOps:
 
     def summary(self) -> dict[str, object]:
         """Branch, head, and whether memory files have uncommitted changes."""
-        # rev-parse, not GitPython's objects: those cannot read a SHA-256 repository's refs.
         head = self._head()
         head = head[:12] if head else None
-        dirty = bool(self.repo.git.status("--porcelain", "--", "memories", "dictionary.md", env=self._env).strip())
+        dirty = bool(self._git("status", "--porcelain", "--", "memories", "dictionary.md").strip())
         return {"branch": self.branch(), "head": head, "memory_files_dirty": dirty}
 
     def blob(self, rev: str, path: str | None = None) -> bytes | None:
         """The bytes of `path` as commit `rev` holds it (without a path, `rev` names the blob itself),
-        or None when there is no such file.
-
-        git itself rather than GitPython's object reader, which cannot read a SHA-256 repository."""
-        done = subprocess.run(["git", "cat-file", "blob", rev if path is None else f"{rev}:{path}"], cwd=self.root,
-                              capture_output=True, env=self._process_env())
+        or None when there is no such file."""
+        done = self._git_run("cat-file", "blob", rev if path is None else f"{rev}:{path}")
         return done.stdout if done.returncode == 0 else None
 
     def log(self, path: str, limit: int = 20) -> list[Commit]:
         """The commits that touched one file, newest first, following renames."""
-        try:
-            out = self.repo.git.log(f"-n{limit}", "--follow", "--format=%H%x1f%aI%x1f%s", "--", path,
-                                    env=self._env)
-        except git.GitCommandError:
-            return []
+        out = self._git("log", f"-n{limit}", "--follow", "--format=%H%x1f%aI%x1f%s", "--", path, check=False)
         return [Commit(*line.split("\x1f", 2)) for line in out.splitlines() if line.count("\x1f") == 2]
 
     def commit_at(self, until: str) -> Commit | None:
@@ -238,8 +230,7 @@ class ReadOps:
     def deleted_files(self, under: str = "memories") -> list[Deletion]:
         """Every commit that deleted files under `under`, newest first, with the paths it deleted
         (read a deleted file's last text with `blob(f"{commit}^", path)`)."""
-        log = self.repo.git.log("--diff-filter=D", "--name-only", "-z", "--format=%x1e%H %cI", "--", under,
-                                env=self._env)
+        log = self._git("log", "--diff-filter=D", "--name-only", "-z", "--format=%x1e%H %cI", "--", under)
         out: list[Deletion] = []
         for chunk in log.split("\x1e"):
             head, _, names = chunk.partition("\n")

@@ -2,18 +2,18 @@
 
 A part of `History` (it inherits `RemoteOps`), kept apart so history.py stays about commits, log and
 status. Together with history.py the only module that runs git; every call gets History's
-environment (English messages, literal pathspecs, the fallback identity)."""
+environment (English messages, literal pathspecs, the fallback identity); a failure raises GitFailed."""
 
 from __future__ import annotations
 
 import os
+import subprocess
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-import git
-
 from memory_mcp.vcs import lockfiles as gitlocks
+from memory_mcp.vcs.repo import GitFailed, head_ref
 
 SYNC_MARKER = "memory-mcp-sync-merge"
 
@@ -22,86 +22,83 @@ class RemoteOps:
     """fetch / merge / push and friends, as methods of `History`."""
 
     root: Path
-    repo: git.Repo
-    _env: dict[str, str]
+    git_dir: Path  # the repository's git directory (`.git`, or a worktree's own folder under it)
     clear_stale_locks: Callable[[], None]  # History's
-
-    @property
-    def git_dir(self) -> Path:
-        """The repository's git directory (`.git`, or a worktree's own folder under it)."""
-        return Path(self.repo.git_dir)
+    _git: Callable[..., str]
+    _git_bytes: Callable[..., bytes]
+    _git_run: Callable[..., subprocess.CompletedProcess[bytes]]
+    _process_env: Callable[..., dict[str, str]]
 
     def _network_env(self) -> dict[str, str]:
         # Never wait for a password nobody will type: the server has no terminal.
-        return {**self._env, "GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "", "SSH_ASKPASS": ""}
+        return {**self._process_env(), "GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "", "SSH_ASKPASS": ""}
 
     # ------------------------------------------------------------------ branch and remotes
     def branch(self) -> str | None:
         """The name of the branch checked out, or None when HEAD is detached."""
-        try:
-            return self.repo.active_branch.name
-        except TypeError:
-            return None
+        ref = head_ref(self.git_dir)
+        return ref.removeprefix("refs/heads/") if ref is not None and ref.startswith("refs/heads/") else None
 
     def remote_names(self) -> list[str]:
         """The names of the repository's remotes (`git remote`), in git's order."""
-        return [r.name for r in self.repo.remotes]
+        return self._git("remote").split()
 
     def upstream(self) -> tuple[str, str] | None:
         """The current branch's upstream as (remote name, branch name on the remote), or None when it
         has none (or HEAD is detached)."""
-        try:
-            tracking = self.repo.active_branch.tracking_branch()
-        except TypeError:
+        branch = self.branch()
+        if branch is None:
             return None
-        return None if tracking is None else (tracking.remote_name, tracking.remote_head)
+        remote = self._git("config", "--get", f"branch.{branch}.remote", check=False).strip()
+        merge = self._git("config", "--get", f"branch.{branch}.merge", check=False).strip()
+        if not remote or remote == "." or not merge.startswith("refs/heads/"):
+            return None  # none, or a local branch: nothing to fetch from
+        return remote, merge.removeprefix("refs/heads/")
 
     # ------------------------------------------------------------------ network
     def fetch_branch(self, remote: str, branch: str, tracking: str) -> None:
         """`git fetch` one branch of `remote` into the ref `tracking`, forced, without tags and without
-        asking for a password. Raises GitCommandError with git's message (see sync's classification)."""
-        self.repo.git.fetch("--no-tags", "--quiet", remote, f"+refs/heads/{branch}:{tracking}",
-                            env=self._network_env())
+        asking for a password. Raises GitFailed with git's message (see sync's classification)."""
+        self._git("fetch", "--no-tags", "--quiet", remote, f"+refs/heads/{branch}:{tracking}", env=self._network_env())
 
     def push_head(self, remote: str, branch: str) -> None:
         """`git push -u`: HEAD to `branch` on `remote`, which the current branch then tracks. Raises
-        GitCommandError with git's message (a rejected push says `rejected` / `non-fast-forward`)."""
-        self.repo.git.push("--quiet", "-u", remote, f"HEAD:refs/heads/{branch}", env=self._network_env())
+        GitFailed with git's message (a rejected push says `rejected` / `non-fast-forward`)."""
+        self._git("push", "--quiet", "-u", remote, f"HEAD:refs/heads/{branch}", env=self._network_env())
 
     # ------------------------------------------------------------------ commits
     def resolve_commit(self, rev: str) -> str:
-        """The full sha of the commit `rev` names; GitCommandError when it names none."""
-        return str(self.repo.git.rev_parse("--verify", f"{rev}^{{commit}}", env=self._env))
+        """The full sha of the commit `rev` names; GitFailed when it names none."""
+        return self._git("rev-parse", "--verify", f"{rev}^{{commit}}").strip()
 
     def count_commits(self, spec: str) -> int:
         """How many commits `git rev-list SPEC` lists (e.g. `HEAD..origin/main`)."""
-        return int(self.repo.git.rev_list("--count", spec, env=self._env))
+        return int(self._git("rev-list", "--count", spec))
 
     def is_ancestor(self, ancestor: str, rev: str) -> bool:
         """Whether commit `ancestor` is `rev` or one of its ancestors."""
-        # GitPython passes any revision to `git merge-base`; its annotation says Commit.
-        return self.repo.is_ancestor(ancestor, rev)  # type: ignore[arg-type]
+        done = self._git_run("merge-base", "--is-ancestor", ancestor, rev)
+        if done.returncode not in (0, 1):
+            raise GitFailed(["git", "merge-base", "--is-ancestor", ancestor, rev], done.returncode, done.stderr)
+        return done.returncode == 0
 
     def incoming_paths(self, theirs: str) -> list[str]:
         """The paths `theirs` changed since it and HEAD parted (every path that differs when the two
         have no common history)."""
+        return [p.decode() for p in self._changed_since_parting(theirs).split(b"\0") if p]
+
+    def _changed_since_parting(self, theirs: str) -> bytes:
+        """`git diff --name-only -z` of what `theirs` changed since it and HEAD parted."""
         try:
-            out = self.repo.git.diff("--name-only", "-z", f"HEAD...{theirs}", env=self._env)
-        except git.GitCommandError:  # unrelated histories have no merge base: all of theirs is incoming
-            out = self.repo.git.diff("--name-only", "-z", "HEAD", theirs, env=self._env)
-        return [p for p in out.split("\0") if p]
+            return self._git_bytes("diff", "--name-only", "-z", f"HEAD...{theirs}")
+        except GitFailed:  # unrelated histories have no merge base: all of theirs is incoming
+            return self._git_bytes("diff", "--name-only", "-z", "HEAD", theirs)
 
     def incoming_entries(self, theirs: str) -> list[tuple[str, int | None, bytes]]:
         """(mode, size, path) of each file `theirs` has at a path it changed since it and HEAD parted
         (`git ls-tree -r -l`: links, submodules and files, with their raw path bytes; a size for blobs)."""
-        try:
-            changed = self.repo.git.diff("--name-only", "-z", f"HEAD...{theirs}", env=self._env,
-                                         stdout_as_string=False)
-        except git.GitCommandError:  # unrelated histories: everything of theirs is incoming
-            changed = self.repo.git.diff("--name-only", "-z", "HEAD", theirs, env=self._env, stdout_as_string=False)
-        wanted = set(changed.split(b"\0")) - {b""}
-        listing = self.repo.git.ls_tree("-r", "-z", "-l", "--full-tree", theirs, env=self._env,
-                                        stdout_as_string=False)
+        wanted = set(self._changed_since_parting(theirs).split(b"\0")) - {b""}
+        listing = self._git_bytes("ls-tree", "-r", "-z", "-l", "--full-tree", theirs)
         out: list[tuple[str, int | None, bytes]] = []
         for record in listing.split(b"\0"):
             meta, _, path = record.partition(b"\t")
@@ -113,8 +110,7 @@ class RemoteOps:
     def grep_paths(self, pattern: str, rev: str = "HEAD", under: str = "memories") -> list[str]:
         """The paths under `under` whose text at commit `rev` has a line matching the regular expression
         `pattern` (`git grep -l`); none when nothing matches."""
-        found = self.repo.git.grep("-l", "-e", pattern, rev, "--", under, with_exceptions=False,
-                                   env=self._env).split("\n")
+        found = self._git("grep", "-l", "-e", pattern, rev, "--", under, check=False).split("\n")
         return [line.split(":", 1)[1] for line in found if line.startswith(f"{rev}:")]
 
     # ------------------------------------------------------------------ merge
@@ -124,18 +120,17 @@ class RemoteOps:
 
     def merge_fast_forward(self, theirs: str) -> None:
         """Fast-forward HEAD to `theirs`, carrying uncommitted work across (--autostash)."""
-        self.repo.git.merge("--ff-only", "--autostash", "--quiet", theirs, env=self._env)
+        self._git("merge", "--ff-only", "--autostash", "--quiet", theirs)
 
     def merge_no_commit(self, theirs: str) -> None:
         """Start a merge of `theirs` and stop before committing (conflicts are left staged for
         `unmerged`), carrying uncommitted work (--autostash) and allowing unrelated histories. Raises
-        GitCommandError when it conflicts, or when it could not start (see `merging`)."""
-        self.repo.git.merge("--no-ff", "--no-commit", "--autostash", "--allow-unrelated-histories", "--quiet",
-                            theirs, env=self._env)
+        GitFailed when it conflicts, or when it could not start (see `merging`)."""
+        self._git("merge", "--no-ff", "--no-commit", "--autostash", "--allow-unrelated-histories", "--quiet", theirs)
 
     def abort_merge(self) -> None:
         """`git merge --abort`: the work tree and index as they were before the merge."""
-        self.repo.git.merge("--abort", env=self._env)
+        self._git("merge", "--abort")
 
     # A sync marks the merges it starts, so that one a killed sync left is told from a person's own.
     def mark_sync_merge(self, theirs: str) -> None:
@@ -168,18 +163,18 @@ class RemoteOps:
             # Killed inside `git commit` of the merge, after HEAD moved and before git removed its
             # merge state: the merge is committed; only MERGE_HEAD and its files are left to drop.
             self.clear_stale_locks()
-            self.repo.git.merge("--quit", env=self._env)
+            self._git("merge", "--quit")
         self.unmark_sync_merge()
         return ours
 
     def _parents(self, rev: str) -> list[str]:
         """The parents of commit `rev`, in order."""
-        return str(self.repo.git.rev_list("--parents", "-n1", rev, env=self._env)).split()[1:]
+        return self._git("rev-list", "--parents", "-n1", rev).split()[1:]
 
     def unmerged(self) -> dict[str, dict[int, str]]:
         """Conflicted path -> {stage: blob sha} (1 base, 2 ours = this machine, 3 theirs = the remote)."""
         out: dict[str, dict[int, str]] = {}
-        for entry in self.repo.git.ls_files("-u", "-z", env=self._env).split("\0"):
+        for entry in self._git("ls-files", "-u", "-z").split("\0"):
             if not entry:
                 continue
             meta, path = entry.split("\t", 1)
@@ -189,11 +184,11 @@ class RemoteOps:
 
     def add(self, path: str) -> None:
         """`git add PATH`: stage the file as it is in the work tree (marks a conflict resolved)."""
-        self.repo.git.add("--", path, env=self._env)
+        self._git("add", "--", path)
 
     def remove_cached(self, path: str) -> None:
         """`git rm --cached`: drop `path` from the index (every stage), if it is there at all."""
-        self.repo.git.rm("-q", "--cached", "--ignore-unmatch", "--", path, env=self._env)
+        self._git("rm", "-q", "--cached", "--ignore-unmatch", "--", path)
 
     def merge_texts(self, ours: str, base: str, theirs: str, union: bool = False) -> str | None:
         """git's line merge of three texts (`git merge-file -p`); None when it conflicts, never with
@@ -204,10 +199,8 @@ class RemoteOps:
                 p = os.path.join(tmp, name)
                 Path(p).write_text(text, encoding="utf-8")
                 names.append(p)
-            status, out, _ = self.repo.git.merge_file(
-                "-p", *(["--union"] if union else []), *names, with_extended_output=True, with_exceptions=False,
-                strip_newline_in_stdout=False, env=self._env)
-        return out if status == 0 else None
+            done = self._git_run("merge-file", "-p", *(["--union"] if union else []), *names)
+        return done.stdout.decode("utf-8") if done.returncode == 0 else None
 
     def commit_merge(self, message: str) -> None:
         """Commit the merge under way with `message` exactly as given, no hooks."""
@@ -215,6 +208,6 @@ class RemoteOps:
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as f:
                 f.write(message)
-            self.repo.git.commit("--no-verify", "-q", "--cleanup=verbatim", "-F", message_file, env=self._env)
+            self._git("commit", "--no-verify", "-q", "--cleanup=verbatim", "-F", message_file)
         finally:
             os.unlink(message_file)

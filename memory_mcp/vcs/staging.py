@@ -13,8 +13,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-import git
-
 from memory_mcp.vcs.objects import (
     FILE_MODE,
     Entry,
@@ -41,6 +39,10 @@ SPLIT_INDEX_BYTES = 4 << 20
 # From this many paths in one commit git only hashes them into the person's index and the objects
 # are written here (`commit_paths`); fewer, git writes them as `git add` does.
 BULK_STAGE = 100
+# The config keys commits depend on (`StagingOps._settings`): the identity, how objects and the index
+# are written, whether a commit must be signed or re-encoded.
+SETTINGS = (r"^(user\.(name|email)|core\.(sharedrepository|attributesfile|autocrlf|splitindex)|splitindex\..*"
+            r"|extensions\.(objectformat|compatobjectformat)|commit\.gpgsign|i18n\.commitencoding)$")
 
 
 @dataclass(frozen=True)
@@ -57,8 +59,8 @@ class StagingOps:
     """Staging and object writing, as methods of `History`."""
 
     root: Path
-    repo: git.Repo
     git_dir: Path
+    common_dir: Path
     _scratch: Path
     _base: ScratchBase | None
     _tip: Snapshot | None
@@ -66,17 +68,17 @@ class StagingOps:
     _oid_hex: int | None
     _keeps: list[Path]
     _split_logged: bool
-    _split_config: tuple[object, bool] | None
+    _settings_seen: tuple[object, dict[str, str]] | None
     # History's
     _git: Callable[..., str]
     _git_bytes: Callable[..., bytes]
     _head: Callable[[], str | None]
-    _process_env: Callable[[], dict[str, str]]
+    _process_env: Callable[..., dict[str, str]]
 
     def _config_texts(self, env: dict[str, str]) -> list[bytes]:
         """The bytes of every config file git would read for this store (b"" for one that is missing)."""
         home = Path(env.get("HOME") or Path.home())
-        configs = [Path(self.repo.common_dir) / "config", self.git_dir / "config.worktree",
+        configs = [self.common_dir / "config", self.git_dir / "config.worktree",
                    Path(env.get("GIT_CONFIG_GLOBAL") or home / ".gitconfig"),
                    Path(env.get("XDG_CONFIG_HOME") or home / ".config") / "git" / "config",
                    Path(env.get("GIT_CONFIG_SYSTEM") or "/etc/gitconfig")]
@@ -110,16 +112,27 @@ class StagingOps:
         return ["-c", "core.splitIndex=true"]
 
     def _person_sets_split_index(self) -> bool:
-        """Whether any configuration git reads here (included files, `-c` from the environment, a
-        system file wherever git was built to look) says anything about split indexes. Asked of
-        `git config` itself, again whenever a config file or the environment changes."""
-        env = self._process_env()
+        """Whether any configuration git reads here says anything about split indexes."""
+        return any(k == "core.splitindex" or k.startswith("splitindex.") for k in self._settings())
+
+    def _settings(self) -> dict[str, str]:
+        """The config values of the keys in SETTINGS that git reads here (lower-case key -> its last
+        value; "true" for a key given without one). Asked of `git config` itself (included files, `-c`
+        from the environment, a system file wherever git was built to look), once, and again
+        whenever a config file or the environment changes (their bytes are the key: a stat could miss
+        an edit within the same tick)."""
+        env = self._process_env(identity=False)  # the fallback identity is decided from these values
         key = (tuple(sorted((k, v) for k, v in env.items() if k.startswith("GIT_CONFIG") or k in ("HOME", "XDG_CONFIG_HOME"))),
                tuple(self._config_texts(env)))
-        if self._split_config is None or self._split_config[0] != key:
-            said = self._git("config", "--get-regexp", r"^(core\.splitindex|splitindex\.)", check=False)
-            self._split_config = (key, bool(said.strip()))
-        return self._split_config[1]
+        if self._settings_seen is None or self._settings_seen[0] != key:
+            said = self._git_bytes("config", "-z", "--get-regexp", SETTINGS, check=False, env=env)
+            values: dict[str, str] = {}
+            for record in said.decode("utf-8", "replace").split("\0"):
+                name, newline, value = record.partition("\n")
+                if name:
+                    values[name.lower()] = value if newline else "true"
+            self._settings_seen = (key, values)
+        return self._settings_seen[1]
 
     def _snapshot(self, paths: list[str]) -> Snapshot:
         """The last commit (ours, or HEAD when we have none yet) with every folder `paths` need read."""
@@ -185,7 +198,7 @@ class StagingOps:
     def _drop_stale_keeps(self) -> None:
         """Remove the .keep files a commit of ours left when it was killed. Called under the person's
         index lock, which every commit of ours holds while it writes packs: no other is in progress."""
-        for keep in (Path(self.repo.common_dir) / "objects" / "pack").glob("pack-*.keep"):
+        for keep in (self.common_dir / "objects" / "pack").glob("pack-*.keep"):
             with contextlib.suppress(OSError):
                 if keep.read_bytes().strip() == KEEP_REASON.encode():
                     keep.unlink()
@@ -200,17 +213,17 @@ class StagingOps:
         for line in out.splitlines():
             kind, _, name = line.partition("\t")
             if kind == "keep":
-                self._keeps.append(Path(self.repo.common_dir) / "objects" / "pack" / f"pack-{name}.keep")
+                self._keeps.append(self.common_dir / "objects" / "pack" / f"pack-{name}.keep")
 
     def _plain_objects(self) -> bool:
         """Whether objects written here are what git would write: no object folder set by the
         environment, no shared-repository permissions, no second hash, no line-ending conversion."""
         if os.environ.get("GIT_OBJECT_DIRECTORY"):
             return False
-        reader = self.repo.config_reader()
-        return not (reader.get_value("core", "sharedrepository", "") or reader.get_value("core", "attributesfile", "")
-                    or reader.get_value("extensions", "compatobjectformat", "")
-                    or str(reader.get_value("core", "autocrlf", "false")).lower() not in ("false", "0", "no", "off"))
+        settings = self._settings()
+        return not (settings.get("core.sharedrepository", "").lower() not in ("", "false", "no", "off", "umask")
+                    or settings.get("core.attributesfile") or settings.get("extensions.compatobjectformat")
+                    or settings.get("core.autocrlf", "false").lower() not in ("false", "0", "no", "off"))
 
     def _object_format(self) -> ObjectFormat:
         return ObjectFormat("sha256" if self._oid_length() == 64 else "sha1")
@@ -220,7 +233,7 @@ class StagingOps:
 
     def _object_writer(self) -> ObjectWriter:
         if self._writer is None:
-            self._writer = ObjectWriter(Path(self.repo.common_dir) / "objects", self._object_format())
+            self._writer = ObjectWriter(self.common_dir / "objects", self._object_format())
         return self._writer
 
     def _batch(self, names: list[str]) -> list[tuple[str, bytes, bytes] | None]:
@@ -299,8 +312,8 @@ class StagingOps:
     def _oid_length(self) -> int:
         """Hex digits of an object id here: 40 (SHA-1), or 64 in a SHA-256 repository."""
         if self._oid_hex is None:
-            fmt = self._git("rev-parse", "--show-object-format", check=False).strip()
-            self._oid_hex = 64 if fmt == "sha256" else 40
+            # Set when the repository is made and never changed after (git refuses to convert one).
+            self._oid_hex = 64 if self._settings().get("extensions.objectformat", "").lower() == "sha256" else 40
         return self._oid_hex
 
     def _scratch_stat(self) -> tuple[int, int, int] | None:

@@ -18,14 +18,13 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 
-from ulid import ULID
-
 from memory_mcp.truth import files, words
 from memory_mcp.truth.dictionary import DICTIONARY
 from memory_mcp.truth.errors import SyncFailed
 from memory_mcp.truth.model import Memory, now_iso
+from memory_mcp.truth.ulids import new_ulid
 from memory_mcp.vcs import incoming
-from memory_mcp.vcs.history import GitCommandError, History
+from memory_mcp.vcs.history import GitFailed, History
 from memory_mcp.vcs.merge import Unmergeable, merge_fields, parse_version, union
 
 PUSH_ATTEMPTS = 3
@@ -148,7 +147,7 @@ def _fetch(history: History, remote: str, branch: str) -> str | None:
     tracking = f"refs/remotes/{remote}/{branch}"
     try:
         history.fetch_branch(remote, branch, tracking)
-    except GitCommandError as e:
+    except GitFailed as e:
         if "couldn't find remote ref" in _said(e).lower():
             return None
         raise SyncFailed(_explain("fetch from", remote, e)) from None
@@ -159,7 +158,7 @@ def _push(history: History, remote: str, branch: str) -> bool:
     """Push HEAD to the remote branch (tracking it from now on). False when the remote moved meanwhile."""
     try:
         history.push_head(remote, branch)
-    except GitCommandError as e:
+    except GitFailed as e:
         said = _said(e).lower()
         if "rejected" in said or "fetch first" in said or "non-fast-forward" in said:
             return False
@@ -167,11 +166,11 @@ def _push(history: History, remote: str, branch: str) -> bool:
     return True
 
 
-def _said(e: GitCommandError) -> str:
-    return " ".join(str(e.stderr).replace("stderr:", "").strip().strip("'").split())
+def _said(e: GitFailed) -> str:
+    return " ".join(e.stderr.split())
 
 
-def _explain(verb: str, remote: str, e: GitCommandError) -> str:
+def _explain(verb: str, remote: str, e: GitFailed) -> str:
     said = _said(e)
     low = said.lower()
     cause = next((text for needles, text in _CAUSES if any(n in low for n in needles)),
@@ -191,7 +190,7 @@ def _merge(history: History, theirs: str, result: SyncResult, new_path: Callable
     if history.is_ancestor("HEAD", theirs):
         try:
             history.merge_fast_forward(theirs)
-        except GitCommandError as e:
+        except GitFailed as e:
             raise SyncFailed(f"git could not fast-forward the store: {_said(e)[:300]}") from None
         return True
     history.clear_stale_locks()  # a leftover index.lock would stop the merge, or worse, its undoing
@@ -202,7 +201,7 @@ def _merge(history: History, theirs: str, result: SyncResult, new_path: Callable
             # Unrelated histories: two stores started apart (each from the template) and then given one
             # remote share only template files; their memories have distinct names, so they merge.
             history.merge_no_commit(theirs)
-        except GitCommandError as e:
+        except GitFailed as e:
             if not history.merging():
                 raise SyncFailed(f"git could not start the merge: {_said(e)[:300]}") from None
         ids = _settle_conflicts(history, result, new_path)
@@ -214,7 +213,7 @@ def _merge(history: History, theirs: str, result: SyncResult, new_path: Callable
         if isinstance(e, Unmergeable):
             raise SyncFailed(f"{e}; the merge was undone and nothing changed. Merge by hand with "
                              "`git pull --no-rebase` in the store, then run memory-mcp sync again.") from None
-        if isinstance(e, GitCommandError):
+        if isinstance(e, GitFailed):
             raise SyncFailed(f"the merge failed and was undone: {_said(e)[:300]}") from None
         raise
 
@@ -225,7 +224,7 @@ def _undo(history: History, cause: BaseException) -> None:
         if history.merging():
             history.abort_merge()
         history.unmark_sync_merge()
-    except GitCommandError as e:
+    except GitFailed as e:
         raise SyncFailed(f"the merge failed ({str(cause)[:200] or type(cause).__name__}) and could not be undone "
                          f"yet: {_said(e)[:200]}. The next memory-mcp call undoes it once git is free.") from None
 
@@ -332,7 +331,7 @@ def _merge_memory(history: History, path: str, base: bytes | None, ours: bytes, 
         return [merged.id, successor.id]
     # Both sides changed what only a person can choose between: keep both, linked as an open conflict.
     files.atomic_write_bytes(history.root / path, theirs)
-    copy = replace(o, id=str(ULID()), conflicts_with=[*o.conflicts_with, t.id], supersedes=[],
+    copy = replace(o, id=new_ulid(), conflicts_with=[*o.conflicts_with, t.id], supersedes=[],
                    superseded_by=None, created=now_iso(), extra=dict(o.extra))
     copy_path = new_path(copy.title, copy.id)
     files.atomic_write(history.root / copy_path, files.serialize(copy))

@@ -48,7 +48,7 @@ def test_concurrent_processes_each_write_one_file_and_one_commit(tmp_path: Path)
 EDITOR = """
 import sys, time
 from pathlib import Path
-from ulid import ULID
+from memory_mcp.truth.ulids import new_ulid
 store, rounds = Path(sys.argv[1]), int(sys.argv[2])
 hand = store / "memories" / "hand"
 hand.mkdir(exist_ok=True)
@@ -56,7 +56,7 @@ mine = []
 for i in range(rounds):
     # A new file, as an editor saves it (in place, not atomically).
     path = hand / f"hand-note-{i}.md"
-    path.write_text(f"---\\nid: {ULID()}\\ntype: fact\\n---\\n# Hand note {i}\\n\\nThe redshank{i} tally is kept by hand.\\n")
+    path.write_text(f"---\\nid: {new_ulid()}\\ntype: fact\\n---\\n# Hand note {i}\\n\\nThe redshank{i} tally is kept by hand.\\n")
     mine.append(path)
     # An edit of one of the person's own files, and of one the servers wrote earlier.
     if i % 3 == 2:

@@ -12,7 +12,7 @@ import pytest
 from memory_mcp.index import schema
 from memory_mcp.index.db import Index
 from memory_mcp.index.schema import FileStat, Row
-from memory_mcp.truth import files
+from memory_mcp.truth import files, strictyaml
 from memory_mcp.truth.errors import ParseError
 from memory_mcp.truth.model import FIELDS, FieldSpec, Memory, settable
 from memory_mcp.vcs import merge as memmerge
@@ -60,7 +60,7 @@ def test_every_field_round_trips_through_a_file() -> None:
     assert [line.split(":", 1)[0] for line in text.split("\n")[1:len(FIELDS) + 1]] == list(files.KEY_ORDER)
     assert files.parse(text, "memories/a.md") == mem
     fm, _ = files.split(text)
-    assert files._simple_frontmatter(fm or "") == files._yaml_load(fm or "")  # the fast reader takes it all
+    assert files._simple_frontmatter(fm or "") == strictyaml.load(fm or "")  # the fast reader takes it all
 
 
 def test_only_always_written_fields_appear_when_empty() -> None:

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memory_mcp.truth import files
+from memory_mcp.truth import files, strictyaml
 from memory_mcp.truth.errors import ParseError
 from memory_mcp.truth.model import Memory, MemoryType, State, Trust, provisional_id
 
@@ -271,7 +271,7 @@ def test_simple_frontmatter_reader_reads_what_yaml_reads_or_passes(lines: list[t
     text = "".join(f"{k}: {v}\n" for k, v in lines)
     fast = files._simple_frontmatter(text)
     if fast is not None:
-        assert fast == files._yaml_load(text)
+        assert fast == strictyaml.load(text)
 
 
 def test_simple_frontmatter_reader_takes_what_serialize_writes() -> None:
@@ -279,5 +279,5 @@ def test_simple_frontmatter_reader_takes_what_serialize_writes() -> None:
                  entities=["pnpm", "web-workspace", "\u043f\u0430\u043c\u044f\u0442\u044c"], source="session 2026-08-24",
                  created="2026-08-24T14:03:00Z", updated="2026-08-24T14:03:00Z", supersedes=[ID2], feedback=-0.2)
     fm, _ = files.split(files.serialize(mem))
-    assert files._simple_frontmatter(fm or "") == files._yaml_load(fm or "")
+    assert files._simple_frontmatter(fm or "") == strictyaml.load(fm or "")
     assert files._simple_frontmatter(fm or "") is not None

@@ -24,7 +24,7 @@ def main(argv: list[str] | None = None) -> int:
     from memory_mcp.adapters.cli.registry import COMMANDS
     from memory_mcp.adapters.serve.launch import configure_logging
 
-    args = parser().parse_args(argv)
+    args = parser(argv).parse_args(argv)
     command = args.command or "serve"
     configure_logging(args.log_level or os.environ.get("MEMORY_MCP_LOG_LEVEL") or "info")
     if command == "hook":  # before anything that can fail: a hook exits non-zero only for an unknown event

@@ -13,9 +13,10 @@ from pathlib import Path
 import memory_mcp
 
 
-def parser() -> argparse.ArgumentParser:
-    """Every command of the command table (registry.py) with its options, and help pages that show
-    defaults."""
+def parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The commands of the command table (registry.py) with their options, and help pages that show
+    defaults. Given the command line `argv`, only as much of the table as its command needs (see
+    `registry.load`): the command list of `--help` and of an unknown command's error is whole."""
     from memory_mcp.adapters.cli import registry
     from memory_mcp.adapters.serve.launch import LEVELS
 
@@ -29,7 +30,7 @@ def parser() -> argparse.ArgumentParser:
                                 epilog="Exit codes: 0 done, 1 done with refusals or drift, 2 error.")
     p.add_argument("--version", action="version", version=f"memory-mcp {memory_mcp.__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
-    for name, cmd in registry.load().items():
+    for name, cmd in registry.load(command_named(argv) if argv is not None else None).items():
         one = sub.add_parser(name, parents=[_common(cmd.store_help) if cmd.store_help else common], help=cmd.help,
                              formatter_class=_Help, description=cmd.help)
         if cmd.options is not None:
@@ -73,3 +74,15 @@ def user_store_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--user-store", nargs="?", const=True, default=None, metavar="PATH",
                         help="also serve the user's global store (default $MEMORY_MCP_USER_ROOT, else "
                              "~/.memory-mcp/default); --store is then the project store")
+
+
+def command_named(argv: list[str]) -> str | None:
+    """The command `argv` names (its first word that is not an option or the top-level options'
+    value); "serve", the default, when it names none and asks for no help."""
+    words = iter(argv)
+    for word in words:
+        if word in ("--store", "--log-level"):
+            next(words, None)
+        elif not word.startswith("-"):
+            return word
+    return None if {"-h", "--help"} & set(argv) else "serve"

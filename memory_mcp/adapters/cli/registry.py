@@ -47,8 +47,12 @@ def command(name: str, help: str, options: Options | None = None, user_store: bo
     return register
 
 
-def load() -> dict[str, Command]:
-    """Every command, once their modules are imported (argparse needs them all to parse)."""
+def load(name: str | None = None) -> dict[str, Command]:
+    """The commands of MODULES, imported in order up to the one that holds the command `name`
+    (every command without a name, or for a name no module holds): a command's own process loads
+    the modules before it, never the installers or the hooks of those after it."""
     for module in MODULES:
+        if name is not None and name in COMMANDS:
+            break
         importlib.import_module(f"{__package__}.{module}")
     return COMMANDS

@@ -1,0 +1,29 @@
+"""Memory ids: ULIDs, a 48-bit time in milliseconds then 80 random bits, written as 26 characters of
+Crockford's base 32 (so ids sort by the time they were made). Made here: the library that made them
+imported importlib.metadata and typing_extensions for its own version, ~15 ms of every command that
+writes a memory, for a dozen lines of arithmetic."""
+
+from __future__ import annotations
+
+import os
+import time
+from datetime import UTC, datetime
+
+ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+TIME_CHARS = 10  # 10 characters of 5 bits hold the 48-bit time (the first is at most 7)
+
+
+def new_ulid(at: float | None = None) -> str:
+    """A new ULID for the time `at` (seconds since the epoch; default now)."""
+    ms = int((time.time() if at is None else at) * 1000)
+    value = (ms << 80) | int.from_bytes(os.urandom(10), "big")
+    return "".join(ALPHABET[(value >> shift) & 31] for shift in range(125, -1, -5))
+
+
+def ulid_time(ulid: str) -> datetime:
+    """When the ULID `ulid` was made (to the millisecond, UTC); ValueError for a character outside
+    the alphabet."""
+    ms = 0
+    for char in ulid[:TIME_CHARS].upper():
+        ms = ms * 32 + ALPHABET.index(char)
+    return datetime.fromtimestamp(ms / 1000, UTC)

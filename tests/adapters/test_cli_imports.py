@@ -1,0 +1,58 @@
+"""The CLI's commands keep the hooks' import discipline: a one-shot `memory-mcp recall` or
+`remember` is a new process, and what it imports is most of its start (bench_cli.py). GitPython
+(45 ms), every use case loaded by the facade, python-ulid with importlib.metadata and the
+installers were imported by every command before; these tests keep them out so the start cannot
+creep back up unseen. Each runs the real CLI in a fresh interpreter and reads its sys.modules."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from conftest import make_store, server_env
+
+# Imported by no command: the git library, the ULID library and the version lookup it made.
+NEVER = {"git", "ulid", "importlib.metadata"}
+# A recall over a settled store parses no file and writes nothing.
+NOT_FOR_RECALL = {"yaml", "memory_mcp.truth.secret_rules", "memory_mcp.app.writes", "memory_mcp.recall.conflicts",
+                  "memory_mcp.app.importing", "memory_mcp.app.transfer", "memory_mcp.app.asof", "memory_mcp.vcs.sync",
+                  "memory_mcp.app.embedding", "memory_mcp.adapters.install", "memory_mcp.adapters.hooks",
+                  "memory_mcp.adapters.cli.commands", "watchfiles", "platform"}
+# A remember writes one memory: nothing of import, export, sync, the vectors or the installers.
+NOT_FOR_REMEMBER = {"memory_mcp.app.importing", "memory_mcp.app.transfer", "memory_mcp.app.asof", "memory_mcp.vcs.sync",
+                    "memory_mcp.app.embedding", "memory_mcp.adapters.install", "memory_mcp.adapters.hooks", "watchfiles"}
+
+PROBE = """
+import json, sys
+from memory_mcp.adapters.cli.main import main
+code = main(sys.argv[1:])
+print(json.dumps({"code": code, "modules": sorted(sys.modules)}), file=sys.stderr)
+"""
+
+
+def _modules(store: Path, home: Path, *argv: str) -> set[str]:
+    done = subprocess.run([sys.executable, "-c", PROBE, "--store", str(store), *argv], capture_output=True,
+                          text=True, env=server_env(store, home), timeout=60)
+    report = json.loads(done.stderr.strip().splitlines()[-1])
+    assert report["code"] == 0, done.stderr
+    return set(report["modules"])
+
+
+def _loaded(modules: set[str], names: set[str]) -> list[str]:
+    return sorted(m for m in modules if m in names or any(m.startswith(n + ".") for n in names))
+
+
+@pytest.mark.slow
+def test_recall_and_remember_import_only_what_they_run(tmp_path: Path) -> None:
+    store = make_store(tmp_path / "store")
+    _modules(store, tmp_path, "remember", "The kestrel rota is kept in the ops wiki.")
+    time.sleep(2.1)  # past the racy margin, as a store is between sessions (bench_cli.py)
+    _modules(store, tmp_path, "status")  # the remember's file settled; the next recall parses nothing
+    recall = _modules(store, tmp_path, "recall", "kestrel", "rota")
+    assert not _loaded(recall, NEVER | NOT_FOR_RECALL)
+    remember = _modules(store, tmp_path, "remember", "The osprey rota is kept beside it.")
+    assert not _loaded(remember, NEVER | NOT_FOR_REMEMBER)
