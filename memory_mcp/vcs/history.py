@@ -65,7 +65,10 @@ class History(StagingOps, RemoteOps, ReadOps):
         # Paths are file names, never patterns: `notes [1].md` must not also match `notes 1.md`.
         # git's messages in English whatever the person's locale: a held lock, a rejected push and
         # the network errors sync explains are recognised by their English text.
-        self._base_env = {"GIT_LITERAL_PATHSPECS": "1", "LC_ALL": "C", **self._foreign_store_env()}
+        # No optional locks: `git status` would otherwise refresh the person's index under index.lock,
+        # and a `git mv` or `git add` of theirs in that moment fails (index.lock exists).
+        self._base_env = {"GIT_LITERAL_PATHSPECS": "1", "LC_ALL": "C", "GIT_OPTIONAL_LOCKS": "0",
+                          **self._foreign_store_env()}
         self._settings_seen: tuple[object, dict[str, str]] | None = None  # (what it depends on, `_settings`)
         # The index the commits' trees are written from; the person's own index only gets the paths.
         self._scratch = self.git_dir / SCRATCH_INDEX
@@ -140,7 +143,7 @@ class History(StagingOps, RemoteOps, ReadOps):
 
     def _git_locks(self) -> list[Path]:
         """The lock files a commit takes: the index, our scratch index and the copy of the person's
-        index it stages into (`gitlocks.holding_index`), HEAD, the branch's ref and packed-refs."""
+        index it stages into (`gitlocks.IndexStage`), HEAD, the branch's ref and packed-refs."""
         git_dir, common = self.git_dir, self.common_dir
         locks = [git_dir / "index.lock", git_dir / f"{SCRATCH_INDEX}.lock", git_dir / f"{gitlocks.STAGE_INDEX}.lock",
                  git_dir / "HEAD.lock", common / "packed-refs.lock"]
@@ -203,34 +206,57 @@ class History(StagingOps, RemoteOps, ReadOps):
         return commit
 
     def _stage_and_commit(self, paths: list[str], message: str, subject: str) -> str | None:
-        """`commit_paths` under the person's index lock: stage `paths` in a copy of their index,
-        commit, and let the copy replace their index."""
-        with gitlocks.holding_index(self.git_dir) as staging:
-            if staging is None:
-                # A person's git holds their index (a `git commit` waiting for its editor). The files are
-                # written; the commit follows on a later call, and nothing of ours is staged meanwhile
-                # for their commit to sweep up under their message.
-                self.deferred = True
-                return None
-            listing = b"".join(p.encode() + b"\0" for p in paths)
-            options = self._index_options(staging)
-            # Many paths (hand edits, an import): git only hashes them and the objects are written here,
-            # once. `update-index --add` compressed and wrote 10,000 loose objects that the commit then
-            # looked up again: 3-9 s of the first call after 10,000 new files, against 0.24 s.
-            bulk = ["--info-only"] if len(paths) >= BULK_STAGE else []
-            self._git(*options, "update-index", "--add", "--remove", *bulk, "-z", "--stdin", data=listing, index=staging)
-            try:
-                changes = self._changes(paths)
-                if bulk:
-                    self._stage_what_we_read(changes, staging, options)
-                return self._commit_changes(changes, message, subject)
-            except Unsupported:
-                if bulk:
-                    # Only git knows what these files become (filters, links, modes): it writes them, from
-                    # entries it must hash again (an entry whose stat is up to date is not re-read).
-                    for how in (["--force-remove"], ["--add", "--remove"]):
-                        self._git(*options, "update-index", *how, "-z", "--stdin", data=listing, index=staging)
-                return self._commit_entries(self._staged(paths, staging), message, subject)
+        """`commit_paths`: stage `paths` in a copy of the person's index, commit, and let the copy
+        replace their index, holding their index lock only for that rename (`gitlocks.IndexStage`)."""
+        if gitlocks.index_held(self.git_dir):
+            # A person's git holds their index (a `git commit` waiting for its editor). The files are
+            # written; the commit follows on a later call, and nothing of ours is staged meanwhile
+            # for their commit to sweep up under their message.
+            self.deferred = True
+            return None
+        stage = gitlocks.IndexStage(self.git_dir)
+        commit = None
+        try:
+            commit = self._commit_staged(paths, message, subject, stage.copy)
+            if commit is not None:
+                entries: list[bytes] = []  # read from the copy once, the first time they are needed
+
+                def restage(fresh: Path) -> None:
+                    entries[:] = entries or [self._staged(paths, stage.copy)]
+                    self._git("update-index", "-z", "--index-info", data=entries[0], index=fresh)
+
+                stage.take(restage)
+            return commit
+        except gitlocks.IndexHeld:
+            # A git of theirs took the lock the moment HEAD moved and kept it: their index lacks the
+            # commit's paths until the next call, whose recovery stages them (nothing is lost: the
+            # files and the commit are there).
+            self.deferred = True
+            return commit
+        finally:
+            stage.done(published=commit is not None)
+
+    def _commit_staged(self, paths: list[str], message: str, subject: str, staging: Path) -> str | None:
+        """Stage `paths` into `staging` as `git add` would and commit them."""
+        listing = b"".join(p.encode() + b"\0" for p in paths)
+        options = self._index_options(staging)
+        # Many paths (hand edits, an import): git only hashes them and the objects are written here,
+        # once. `update-index --add` compressed and wrote 10,000 loose objects that the commit then
+        # looked up again: 3-9 s of the first call after 10,000 new files, against 0.24 s.
+        bulk = ["--info-only"] if len(paths) >= BULK_STAGE else []
+        self._git(*options, "update-index", "--add", "--remove", *bulk, "-z", "--stdin", data=listing, index=staging)
+        try:
+            changes = self._changes(paths)
+            if bulk:
+                self._stage_what_we_read(changes, staging, options)
+            return self._commit_changes(changes, message, subject)
+        except Unsupported:
+            if bulk:
+                # Only git knows what these files become (filters, links, modes): it writes them, from
+                # entries it must hash again (an entry whose stat is up to date is not re-read).
+                for how in (["--force-remove"], ["--add", "--remove"]):
+                    self._git(*options, "update-index", *how, "-z", "--stdin", data=listing, index=staging)
+            return self._commit_entries(self._staged(paths, staging), message, subject)
 
     def _commit_entries(self, entries: bytes, message: str, subject: str) -> str | None:
         """Commit HEAD's tree with `entries` (update-index input) applied; None when that is HEAD's tree."""

@@ -5,11 +5,10 @@ No git runs here (history.py runs it): these are the files and processes around 
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shutil
 import time
-from collections.abc import Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 # A git lock older than this, found while we hold the store's write lock, is left by a crash.
@@ -42,30 +41,99 @@ def clear_stale(locks: list[Path], root: Path) -> None:
         time.sleep(0.1)
 
 
-@contextlib.contextmanager
-def holding_index(git_dir: Path) -> Iterator[Path | None]:
-    """Hold the person's index lock (`index.lock`) as git itself would, and yield a copy of their index
-    to stage into; the copy replaces their index when the block ends without an exception. Yields None
-    when another git holds the lock (a person's `git commit` waiting for its editor).
+# A person's git holds index.lock for milliseconds (`git mv`, `git add`); one that holds it longer is
+# waiting for its editor (`git commit`), and the commit of ours that waits for it is put off.
+INDEX_WAIT_SECONDS = 1.0
+# Times a commit stages its entries again onto the person's index, changed under it, before it does
+# so holding their lock.
+RESTAGE_TRIES = 20
 
-    While we hold the lock no `git commit` of theirs can start, so none can sweep up what we stage."""
-    lock, index, copy = git_dir / "index.lock", git_dir / "index", git_dir / STAGE_INDEX
+
+class IndexHeld(Exception):
+    """A person's git held their index lock past INDEX_WAIT_SECONDS: our commit is put off."""
+
+
+class IndexStage:
+    """A copy of the person's index that a commit stages into without holding their lock: once HEAD
+    has moved, `take` holds their index lock (as git itself would) and `done` lets the copy replace
+    their index. Their `git mv` or `git add` fails on a held index.lock (git does not wait for it), so
+    it is held for a stat and a rename, not for the whole commit (the staging, the objects, the trees,
+    the ref update: 94-219 of 3,100 `git mv` in a loop beside 20 remembers failed while it was).
+
+    A change of theirs to the index after the copy was made is kept: `take` finds it and stages our
+    entries onto a fresh copy of theirs instead. A `git commit` of theirs that starts between our
+    ref update and `take` (a fraction of a millisecond) commits from an index without our new paths;
+    the memory files stay, and the next call's recovery commits them again."""
+
+    def __init__(self, git_dir: Path) -> None:
+        self.index, self.lock, self.copy = git_dir / "index", git_dir / "index.lock", git_dir / STAGE_INDEX
+        self.copy.unlink(missing_ok=True)
+        self._seen = _stat(self.index)
+        if self._seen is not None:
+            shutil.copyfile(self.index, self.copy)
+        self.held = False
+
+    def take(self, restage: Callable[[Path], None]) -> None:
+        """Hold the person's index lock with the copy up to date with their index (IndexHeld when a
+        git of theirs keeps the lock past INDEX_WAIT_SECONDS). When their index changed since the
+        copy was made, a fresh copy of it gets our paths' entries (`restage(fresh)` reads them from
+        the copy) outside the lock, and the lock is tried again; after RESTAGE_TRIES, under it."""
+        deadline = time.monotonic() + INDEX_WAIT_SECONDS
+        for attempt in range(RESTAGE_TRIES + 1):
+            if attempt == RESTAGE_TRIES:
+                self._hold(deadline)
+            seen = _stat(self.index)
+            if seen != self._seen:
+                fresh = self.copy.with_name(self.copy.name + ".fresh")
+                fresh.unlink(missing_ok=True)
+                if seen is not None:
+                    shutil.copyfile(self.index, fresh)
+                restage(fresh)
+                os.replace(fresh, self.copy)
+                self._seen = seen
+            if not self.held:
+                self._hold(deadline)
+            if _stat(self.index) == self._seen:
+                return
+            if attempt < RESTAGE_TRIES:
+                self._release()  # their git wrote the index meanwhile: restage outside the lock
+
+    def _hold(self, deadline: float) -> None:
+        while not self.held:
+            try:
+                os.close(os.open(self.lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
+                self.held = True
+            except FileExistsError:
+                if time.monotonic() > deadline:
+                    raise IndexHeld(str(self.lock)) from None
+                time.sleep(0.002)
+
+    def _release(self) -> None:
+        if self.held:
+            self.lock.unlink(missing_ok=True)
+            self.held = False
+
+    def done(self, published: bool) -> None:
+        """Let the copy replace the person's index when `published` (HEAD moved), and let go of it all."""
+        try:
+            if published and self.held and self.copy.exists():
+                os.replace(self.copy, self.index)
+        finally:
+            self.copy.unlink(missing_ok=True)
+            self._release()
+
+
+def index_held(git_dir: Path) -> bool:
+    """Whether a git holds the person's index lock now."""
+    return (git_dir / "index.lock").exists()
+
+
+def _stat(path: Path) -> tuple[int, int, int] | None:
     try:
-        fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-    except FileExistsError:
-        yield None
-        return
-    os.close(fd)
-    try:
-        copy.unlink(missing_ok=True)
-        if index.exists():
-            shutil.copyfile(index, copy)
-        yield copy
-        if copy.exists():
-            os.replace(copy, index)
-    finally:
-        copy.unlink(missing_ok=True)
-        lock.unlink(missing_ok=True)
+        st = path.stat()
+    except FileNotFoundError:
+        return None
+    return st.st_ino, st.st_mtime_ns, st.st_size
 
 
 def _age(path: Path) -> float | None:

@@ -196,8 +196,8 @@ class StagingOps:
         return changes
 
     def _drop_stale_keeps(self) -> None:
-        """Remove the .keep files a commit of ours left when it was killed. Called under the person's
-        index lock, which every commit of ours holds while it writes packs: no other is in progress."""
+        """Remove the .keep files a commit of ours left when it was killed. Called under the store's
+        lock (app/lock.py), which every commit of ours holds while it writes packs: no other is in progress."""
         for keep in (self.common_dir / "objects" / "pack").glob("pack-*.keep"):
             with contextlib.suppress(OSError):
                 if keep.read_bytes().strip() == KEEP_REASON.encode():
