@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from memory_mcp.index import textproc
 from memory_mcp.index.db import Index
 from memory_mcp.index.schema import Row
-from memory_mcp.recall import planner
+from memory_mcp.recall import loanwords, planner, quantities
 from memory_mcp.truth.model import parse_iso
 
 NEIGHBOUR_LIMIT = 3
@@ -68,18 +68,14 @@ _CUES: dict[str, tuple[frozenset[str], frozenset[str], tuple[str, ...]]] = {
 }
 
 
-# What a value is, beyond numbers, identifiers and names written as such: number words, and
-# weekdays (Korean and Russian write them in lower case). Russian by stem, Korean as parts of a word.
-_NUMBER_WORDS = frozenset((
-    "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
-    *(textproc.stem_word(w) for w in ("один", "одну", "два", "две", "три", "четыре", "пять", "шесть", "семь",
-                                      "восемь", "девять", "десять"))))
+# What a value is, beyond numbers, identifiers and names written as such: number words, units and
+# how often (quantities), and weekdays (Korean and Russian write them in lower case; Russian by
+# stem, Korean as parts of a word).
 _WEEKDAYS = (frozenset(textproc.stem_word(w) for w in ("понедельник", "вторник", "среда", "четверг", "пятница",
                                                         "суббота", "воскресенье")),
              ("월요일", "화요일", "수요일", "목요일", "금요일", "토요일", "일요일"))
 _TOKEN = re.compile(r"[^\s]+")
 _EDGE = ".,;:!?()[]{}\"'`«»“”"
-_NUMBER = re.compile(r"\d+(?:[.:,]\d+)*")
 _LATIN_RUN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/-]*")
 # How far either side of a number or identifier the two texts must share a word for one value to
 # stand in the other's place: "after 5 seconds" / "at two seconds", not "is 2 GB" / "after six hours".
@@ -88,8 +84,8 @@ CONTEXT = 2
 
 @dataclass(frozen=True)
 class Value:
-    kind: str  # "number", "ident" or "name"
-    key: str  # what two texts compare: digits, a lower-cased identifier, a name's stem
+    kind: str  # "number", "ident", "name" or "often"
+    key: str  # what two texts compare: digits, a lower-cased identifier, a name's stem, "1/1h"
     context: frozenset[str]  # stems of the words around it (numbers and identifiers only)
 
 
@@ -98,7 +94,7 @@ def _kind(core: str, script: str, initial: bool, foreign: bool) -> str | None:
     sentence (a capital there says nothing), `foreign` when the text is Russian or Korean (a Latin
     word there is a product's name)."""
     low = core.lower()
-    if _NUMBER.fullmatch(core) or low in _NUMBER_WORDS or textproc.stem_word(low) in _NUMBER_WORDS:
+    if quantities.number_of(low) or quantities.split_unit(core):
         return "number"
     # "e.g" is an abbreviation, not a path.
     if any(ch.isdigit() for ch in core) or (len(core) > 3 and any(ch in "._/:" for ch in core.strip("._/:"))):
@@ -112,15 +108,26 @@ def _kind(core: str, script: str, initial: bool, foreign: bool) -> str | None:
     return None
 
 
+def _context_word(word: str) -> str:
+    """A word beside a value as two texts compare it: a unit by its one name ("GB" and "gigabytes"
+    are "gb"), any other by its stem."""
+    low = word.lower()
+    return quantities.unit_of(low) or textproc.stem_word(low)
+
+
 @functools.lru_cache(maxsize=2048)
 def values(text: str) -> frozenset[Value]:
-    """The values `text` states (numbers, identifiers, names, weekdays): what a replacement swaps."""
+    """The values `text` states (numbers, identifiers, names, weekdays, how often): what a
+    replacement swaps."""
     tokens = _TOKEN.findall(textproc.normalize(text))
     words = [w.strip(_EDGE) for w in tokens]
     # A Latin word in Russian or Korean text is a product's name; in English it is only a word.
     foreign = 2 * sum(textproc.script_of(w) == "latin" for w in words) < len(words)
+    often = quantities.frequencies([w.lower() for w in words])
+    inside = {j for i, (n, _) in often.items() for j in range(i, i + n)}
     kinds: list[str | None] = []
     cores: list[str] = []
+    units: dict[int, str] = {}  # a unit written on its number ("8GB", "30초")
     sentence: list[int] = []  # which sentence each word is in: a value's context stays inside it
     initial, prev_number, n = True, False, 0
     for i, raw in enumerate(words):
@@ -129,7 +136,17 @@ def values(text: str) -> frozenset[Value]:
         if script == "hangul":  # "8080이다", "PostgreSQL에": the value before the particle
             run = _LATIN_RUN.match(raw)
             core = run.group(0) if run else raw
-        kind = _kind(core, script, initial, foreign) if core else None
+            if run and (split := quantities.split_unit(raw)):
+                core, units[i] = split
+            elif not run and (latin := loanwords.name_of(raw)):
+                core, script = latin, "latin"  # 레디스 is Redis: a name, as a Latin word here is
+            # 두 시간, 여덟 개: a native numeral before its counter.
+            if raw in quantities.KOREAN_NUMBERS and i + 1 < len(words) and tokens[i][-1] not in _EDGE:
+                core = quantities.KOREAN_NUMBERS[raw]
+        elif split := quantities.split_unit(raw):
+            core, units[i] = split
+        kind = _kind(core, script, initial, foreign or core != raw and script == "latin") \
+            if core and i not in inside else None
         n += initial and i > 0
         # "2 GB": a unit after a number is part of that value, not one of its own.
         kinds.append(None if prev_number and kind != "number" else kind)
@@ -137,14 +154,16 @@ def values(text: str) -> frozenset[Value]:
         sentence.append(n)
         prev_number = kind == "number"
         initial = tokens[i][-1] in ".!?:" if raw else initial
-    out: set[Value] = set()
+    out = {Value("often", key, frozenset()) for _, key in often.values()}
     for i, (kind, core) in enumerate(zip(kinds, cores, strict=True)):
         if not kind:
             continue
         around = [j for j in (*range(max(0, i - CONTEXT), i), *range(i + 1, min(len(words), i + 1 + CONTEXT)))
                   if words[j] and sentence[j] == sentence[i]]
-        context = frozenset() if kind == "name" else frozenset(textproc.stem_word(words[j].lower()) for j in around)
-        out.add(Value(kind, core.lower() if kind != "name" else textproc.stem_word(core.lower()), context))
+        context = frozenset() if kind == "name" else \
+            frozenset((_context_word(words[j]) for j in around), ) | ({units[i]} if i in units else set())
+        key = (quantities.number_of(core.lower()) or core) if kind == "number" else core.lower()
+        out.add(Value(kind, key if kind != "name" else textproc.stem_word(core.lower()), context))
     return frozenset(out)
 
 
@@ -160,7 +179,8 @@ def swapped(new: str, old: str, new_entities: list[str], old_entities: list[str]
     if len(keys_a - keys_b) > SWAP_LIMIT or len(keys_b - keys_a) > SWAP_LIMIT:
         return False
     gone = [v for v in b if v.key not in keys_a]
-    return any(v.kind == w.kind and (v.kind == "name" or v.context & w.context)
+    # How often something happens is said of the memory's subject: no word around it need match.
+    return any(v.kind == w.kind and (v.kind in ("name", "often") or v.context & w.context)
                for v in a if v.key not in keys_b for w in gone)
 
 

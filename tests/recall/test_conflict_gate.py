@@ -89,9 +89,9 @@ def test_held_out_precision_and_recall(olds: tuple[Index, dict[str, str]], capsy
     with capsys.disabled():
         print(f"\nconflict gate, held-out half: precision {precision:.3f} recall {recall:.3f} "
               f"(tp {tp}, fp {fp}, fn {fn}); wrong: {', '.join(missed) or 'none'}")
-    # Issue 33 asks 0.9 for both; the restatements it misses share no value a rule can see (a Korean
-    # loanword, a city, "once a day" for "every hour") or a root whose stems differ.
-    assert precision >= 0.9 and recall >= 0.85, missed
+    # Issue 33 asks 0.9 for both: restatements write their value in other words ("eight gigabytes"
+    # for "2 GB", "every hour" for "once a day", 레디스 for Redis), which quantities and loanwords read.
+    assert precision >= 0.9 and recall >= 0.9, missed
 
 
 def test_generated_compatible_notes_rarely_raise_a_conflict(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -217,3 +217,48 @@ def test_term_counts_held_back_in_a_transaction_match_a_recount(tmp_path: Path) 
         assert dict(idx.conn.execute("SELECT term, doc FROM term_df")) == _recount(idx)
     finally:
         idx.close()
+
+
+def _raised_over(tmp_path: Path, old_text: str, new_text: str, entities: list[str]) -> bool:
+    idx = Index.open(tmp_path / "index.sqlite")
+    try:
+        with idx.transaction():
+            old = _note(idx, 0, old_text, entities)
+        mem = Memory(id="N" * 26, body=compose_body(new_text, None))
+        subject = conflicts.Subject(mem.id, mem.title, mem.excerpt, entities, NEW, [])
+        return [n.row.id for n in conflicts.neighbours(idx, subject)] == [old.id]
+    finally:
+        idx.close()
+
+
+@pytest.mark.parametrize(("old", "new", "entities"), [
+    ("The heron cache is 2 GB and lives on the local disk.", "Heron keeps eight gigabytes for its cache on the local disk.",
+     ["heron"]),
+    ("Heron backups of the ledger run once a day.", "Heron ledger backups run every hour.", ["heron"]),
+    ("Бэкапы базы героя делаются раз в сутки.", "Бэкапы базы героя делаются каждый час.", ["герой"]),
+    ("회계 데이터베이스 캐시는 레디스에 둔다.", "회계 데이터베이스 캐시는 멤캐시드에 둔다.", ["회계"]),
+    ("헤론 서버는 서울 리전에 있다.", "헤론 서버는 도쿄 리전에 있다.", ["헤론"]),
+])
+def test_a_value_restated_in_other_words_is_raised(tmp_path: Path, old: str, new: str, entities: list[str]) -> None:
+    """A number spelt out with its unit named otherwise, how often in other words, and a Korean
+    name written in Hangul were no value the gate could see: these restatements were not raised."""
+    assert _raised_over(tmp_path, old, new, entities)
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("The heron cache is 2 GB and lives on the local disk.", "The heron cache is two gigabytes, kept on local disk."),
+    ("Heron backups of the ledger run once a day.", "Heron ledger backups run daily, kept in the vault."),
+    ("헤론 캐시는 Redis에 둔다.", "헤론 캐시는 레디스에 둔다."),
+])
+def test_the_same_value_in_other_words_is_no_swap(old: str, new: str) -> None:
+    assert not conflicts.swapped(new, old, ["heron"], ["heron"])
+
+
+def test_quantities_read_numbers_units_and_frequencies() -> None:
+    found = {(v.kind, v.key) for v in conflicts.values(
+        "Backups run twice a day, the cache holds 8GB; 보고서는 6시간마다 만들고 로그는 하루에 한 번 지운다.")}
+    assert found == {("often", "2/1d"), ("number", "8"), ("often", "1/6h"), ("often", "1/1d")}
+    assert {(v.kind, v.key) for v in conflicts.values("Очередь чистится каждые два часа, раз в неделю архив.")} \
+        == {("often", "1/2h"), ("often", "1/1w")}
+    assert {v.key for v in conflicts.values("The worker keeps 5 GB")} == {v.key for v in conflicts.values(
+        "The worker keeps five gigabytes")} == {"5"}
