@@ -1,0 +1,87 @@
+"""The chatter set: prompts that want nothing (acknowledgements, thanks, meta-requests about the
+conversation, small talk) and coding prompts with the memory each wants, some of them chatter
+with a project thing in it ("thanks, now the tax rounding"). Written for issue 33 before any rule
+that reads it. benchmarks/bench_chatter.py measures the prompt hook on it against a store holding
+the memories of tests/hook_eval.py, EXTRA_MEMORIES and 2,000 or more conversational turns
+(LoCoMo, loaded at run time: noise, never tuned on); tests/adapters/test_chatter.py holds a few
+of each kind through the real hook."""
+
+from __future__ import annotations
+
+# Coding memories besides tests/hook_eval.py's. key: (type, title, content)
+EXTRA_MEMORIES: dict[str, tuple[str, str, str]] = {
+    "tax-rounding": ("fact", "Tax is rounded half-up per invoice line",
+                     "VAT is computed per line in src/billing/tax.py and rounded half-up to the cent before "
+                     "summing; rounding the total instead was a cent off on long invoices."),
+    "retry-backoff": ("fact", "Outbound HTTP calls retry with exponential backoff",
+                      "The client in lib/http.py retries three times with exponential backoff and jitter; a POST "
+                      "is retried only with an idempotency key."),
+    "csv-import": ("episode", "The CSV importer choked on a byte order mark",
+                   "Customer CSV uploads saved from Excel start with a UTF-8 BOM, which ended up in the first "
+                   "header; the importer now opens files as utf-8-sig."),
+    "seed-data": ("fact", "Local seed data comes from make seed",
+                  "make seed loads fixtures/dev.json into the local database; never point it at staging."),
+    "cors": ("decision", "CORS allows only our own domains",
+             "The API's CORS allow-list is app.example.com and admin.example.com; wildcard origins were "
+             "removed after the security audit."),
+}
+
+# Prompts that want nothing, whatever the store holds.
+WANT_NOTHING: list[str] = [
+    # acknowledgements
+    "ok", "okay cool", "got it", "sounds good", "yep", "perfect, that's exactly it", "alright then",
+    "makes sense now", "great, go for it", "yes do that", "sure, continue", "lgtm",
+    # thanks
+    "thanks!", "thank you, that was really helpful", "cheers mate", "thanks a lot for your patience",
+    "much appreciated",
+    # meta-requests about the conversation
+    "explain what you just did", "can you summarize the changes you made?", "what did you change?",
+    "repeat that please", "say it more simply", "why did you do it that way?", "show me the diff again",
+    "undo that", "wait, stop", "keep going", "what were we doing?",
+    "can you explain your last answer step by step",
+    # small talk
+    "how was your weekend?", "it's raining again here, typical", "I'm off to grab a coffee, back in ten",
+    "I'm so tired today", "happy friday!", "did you watch the game last night?",
+    "my cat just walked across the keyboard lol", "good night, talk tomorrow", "have a nice evening",
+    "what's your favourite movie?",
+]
+
+# (prompt, key of the memory it wants: tests/hook_eval.py's MEMORIES or EXTRA_MEMORIES)
+CODING: list[tuple[str, str]] = [
+    ("thanks, now the tax rounding", "tax-rounding"),
+    ("great, next: the invoice total is off by a cent", "tax-rounding"),
+    ("cool. how do I install a package in the web workspace?", "pnpm"),
+    ("ok now add a column for the discount code", "alembic"),
+    ("perfect, now the session expiry in redis", "redis-ttl"),
+    ("thanks! can you format the changed python files", "black"),
+    ("that worked. now how do I ship it to production", "deploy"),
+    ("nice, put the new checkout behind a flag", "feature-flags"),
+    ("which timezone should the paid_at timestamp be in", "timezone"),
+    ("stripe is sending the same webhook twice, will that double bill?", "stripe-webhook"),
+    ("how long until the jwt expires", "auth-jwt"),
+    ("sorry, one more thing: add logging to the worker", "logging"),
+    ("the customer gets a 429 from the api", "rate-limit"),
+    ("where do shared packages go in this monorepo", "monorepo"),
+    ("the product search is really slow", "search"),
+    ("make the CSV import accept files saved from Excel", "csv-import"),
+    ("the uploaded csv has weird characters at the start of the first header", "csv-import"),
+    ("load some test data into my local database", "seed-data"),
+    ("the frontend on app.example.com gets a CORS error", "cors"),
+    ("the http client should retry when the carrier api times out", "retry-backoff"),
+    ("alright, let's do the pdf export for large reports now", "pdf-export"),
+    ("ty. next the thumbnails for uploads", "images"),
+    ("good job. which postgres do we run in prod", "postgres-version"),
+    ("thanks, now write the e2e test for signup", "e2e"),
+    ("ok, and send the receipt email after payment", "email"),
+    ("we need to delete a user's data for a GDPR request", "gdpr"),
+    ("can you bump react to the latest version", "dependency-updates"),
+    ("awesome. now make the mobile app show the new screen", "mobile"),
+    ("should I use floats for the price field", "money"),
+    ("I want a GraphQL API for the partner integration", "graphql"),
+    ("test_checkout_flow is red again", "flaky-test"),
+    ("thanks, and where are the grafana dashboards", "metrics"),
+    ("lovely, now style the settings page", "css"),
+    ("how do I fetch the orders in a react component", "react-query"),
+    ("great work. now the docker build for the cluster", "docker-arm"),
+    ("where do I put the secret for the new email provider", "secrets"),
+]
