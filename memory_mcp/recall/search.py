@@ -51,8 +51,9 @@ def run(index: Index, opts: Recall, where: RowFilter, mentioned: Sequence[str] =
     candidates: Sequence[Row | RankFacts]
     if opts.file:
         about = matched or (lambda r: globs.matches_any(r.paths, opts.file))
-        candidates = [r for r in index.select(replace(where, with_paths=True)) if about(r)]
-        scores = {r.rowid: 1.0 for r in candidates}
+        rows = [r for r in index.select(replace(where, with_paths=True)) if about(r)]
+        order = {r.rowid: file_order(r, opts.file) for r in rows}
+        candidates, scores = rows, {r.rowid: 1.0 for r in rows}
     elif opts.query.strip():
         pool = max(limit * 8, 64)
         scores = vectors.dense_scores(index.conn, opts.query, query.text_scores(index, opts.query, pool, where, mentioned),
@@ -71,10 +72,13 @@ def run(index: Index, opts: Recall, where: RowFilter, mentioned: Sequence[str] =
             s *= why
         if s >= opts.min_score:
             scored.append((s, cand))
-    # Without a query the list is newest first; with one, by score (newest first among equals).
+    # Without a query the list is newest first; with one, by score; by file, the most specific
+    # first (`file_order`); newest first among equals.
     scored.sort(key=lambda x: (x[1].updated or x[1].created or "", x[1].id), reverse=True)
     if opts.query.strip():
         scored.sort(key=lambda x: x[0], reverse=True)
+    elif opts.file:
+        scored.sort(key=lambda x: order[x[1].rowid])
     head = _whole(index, scored[: limit * 3])
     if opts.diversity > 0:
         from memory_mcp.recall import (
@@ -86,6 +90,15 @@ def run(index: Index, opts: Recall, where: RowFilter, mentioned: Sequence[str] =
                            opts.diversity, limit)
     hits, cut = _within_budget(head[:limit], opts.max_tokens)
     return [_with_chain(index, h, row) for h, (_, row) in zip(hits, head, strict=False)], cut
+
+
+def file_order(row: Row, file: str) -> tuple[int, ...]:
+    """The one order of the memories about a file (the PreToolUse hook, `recall --file`), smallest
+    first: the memory whose paths name the file exactly, then the glob with the longest literal
+    prefix (`src/billing/**` before `src/**`), then `**` (`globs.specificity`); at the same level
+    the newest comes first. The trust rank (the person's own, then accepted, then unreviewed)
+    belongs at the same level, before recency: it goes last in this tuple."""
+    return globs.specificity(row.paths, file)
 
 
 def _whole(index: Index, ranked: list[tuple[float, Row | RankFacts]]) -> list[tuple[float, Row]]:

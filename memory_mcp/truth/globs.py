@@ -161,6 +161,21 @@ def matches_any(globs: list[str], rel: str) -> bool:
     return not rel.startswith("/") and any(glob_match(g, rel) for g in globs[:MAX_GLOBS])
 
 
+def specificity(globs: list[str], rel: str) -> tuple[int, int]:
+    """How closely the most specific of a memory's globs that matches `rel` names it, smaller
+    first: (0, 0) for the exact path, (1, -n) for a glob whose literal prefix (the text before its
+    first wildcard) is n characters long, so `src/billing/**` comes before `src/**` and `**` last;
+    (2, 0) when none matches."""
+    best = (2, 0)
+    for g in globs[:MAX_GLOBS]:
+        if glob_match(g, rel):
+            g = g.strip().lstrip("/")
+            literal = len(re.split(r"[*?\[]", g, maxsplit=1)[0])
+            # A folder (`src/`) is its `src/**`.
+            best = min(best, (1, -literal) if literal < len(g) or g.endswith("/") else (0, 0))
+    return best
+
+
 def project_relative(file: str, project: Path) -> str:
     """`file` relative to the project root with / separators, when it is absolute and inside the
     project; a relative one is taken as relative to the root already; one outside stays absolute."""
