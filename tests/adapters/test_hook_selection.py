@@ -1,5 +1,7 @@
-"""What the prompt and file hooks choose to inject: the most specific file memory first (issue 33),
-through the real hook commands on stdin, over stores written with Store.remember."""
+"""What the prompt and file hooks choose to inject: quiet on chatter whatever the store holds, a
+clear runner-up kept by its score's margin to the best hit, and the most specific file memory first
+(issue 33). The rules are checked in process on tests/chatter_set.py; the behaviour through the
+real hook commands on stdin, over stores written with Store.remember."""
 
 from __future__ import annotations
 
@@ -10,12 +12,26 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from chatter_set import CODING, EXTRA_MEMORIES, WANT_NOTHING
 from conftest import EXE, hook_env
+from hook_eval import MEMORIES
 
+from memory_mcp.adapters.hooks import relevance
 from memory_mcp.app.store import Store
 from memory_mcp.truth import globs
+from memory_mcp.truth.results import Hit
 
 ID = re.compile(r"\[([0-9A-Z]{26})\]")
+
+# Chat turns of our own, each sharing a word with a prompt that wants nothing.
+CHAT_TURNS = [
+    "I watched the game last night with my kids, what a finish!",
+    "Can you explain again how you made that pasta sauce? It was amazing.",
+    "Thanks a lot for the book, I finished it over the weekend.",
+    "How was your weekend? We went hiking and the weather was perfect.",
+    "I changed my mind about the trip, we will drive instead.",
+    "Coffee first, then I will tell you what happened at work.",
+]
 
 
 @pytest.fixture
@@ -30,7 +46,69 @@ def hook(env: dict[str, str], event: str, payload: dict, *args: str) -> str:
     return done.stdout
 
 
-# ------------------------------------------------------------------ the file hook
+def prompt(env: dict[str, str], store: Path, text: str, session: str) -> list[str]:
+    out = hook(env, "UserPromptSubmit", {"session_id": session, "cwd": env["PROJECT"], "prompt": text},
+               "--store", str(store))
+    return ID.findall(json.loads(out)["hookSpecificOutput"]["additionalContext"]) if out else []
+
+
+def hit(title: str, score: float, mem_id: str) -> Hit:
+    return Hit(id=mem_id, path=f"memories/{mem_id}.md", title=title, excerpt="", type="fact", state="active",
+               trust="user-stated", entities=[], updated=None, score=score)
+
+
+# ------------------------------------------------------------------ the rules, in process
+def test_chatter_is_not_searched_and_every_coding_prompt_is() -> None:
+    quiet = [p for p in WANT_NOTHING if relevance.wants_nothing(p)]
+    assert len(quiet) / len(WANT_NOTHING) >= 0.9
+    for p in ("explain what you just did", "thanks!", "how was your weekend?", "sounds good", "/compact"):
+        assert relevance.wants_nothing(p), p
+    assert [p for p, _ in CODING if relevance.wants_nothing(p)] == []
+    # The search leaves the chatter out and keeps the project thing and the function words.
+    assert relevance.query("thanks, now the tax rounding") == "now the tax rounding"
+    assert relevance.query("why did we pick pnpm?") == "why did we pick pnpm?"
+
+
+def test_runners_up_are_kept_by_their_margin_to_the_best_hit_that_shares_a_word() -> None:
+    hits = [hit("We watched the game", 2.0, "chat"),  # the top hit shares no content word: not the yardstick
+            hit("Schema migrations go through alembic", 1.0, "alembic"),
+            hit("Migrations are plain SQL files", relevance.MARGIN * 1.0 + 0.01, "sql"),  # one shared word
+            hit("Migrations are squashed yearly", relevance.MARGIN * 1.0 - 0.01, "squash")]  # under the margin
+    assert [h.id for h in relevance.chosen(hits, "write a migration for the orders table")] == ["alembic", "sql"]
+    assert relevance.chosen(hits, "did you watch the game?") == []
+
+
+# ------------------------------------------------------------------ through the real hooks
+def test_prompt_hook_is_quiet_on_chatter_over_a_store_with_chat_turns(env: dict[str, str], tmp_path: Path) -> None:
+    # On a store holding conversation, an acknowledgement or a meta-request got a chat turn that
+    # happened to share a word ("explain", "game", "weekend"); a coding prompt wrapped in chatter
+    # must still get its memory.
+    store = Store.open(tmp_path / "store")
+    ids = {key: store.remember(content, title=title, type=kind, trust="user-stated").id
+           for key, (kind, title, content) in {**MEMORIES, **EXTRA_MEMORIES}.items()}
+    for turn in CHAT_TURNS:
+        store.remember(turn)
+    store.close()
+    chatter = ["explain what you just did", "did you watch the game last night?", "how was your weekend?",
+               "thanks a lot, that was perfect", "what did you change?"]
+    assert [p for n, p in enumerate(chatter) if prompt(env, tmp_path / "store", p, f"n{n}")] == []
+    assert ids["tax-rounding"] in prompt(env, tmp_path / "store", "thanks, now the tax rounding", "c1")
+    assert ids["csv-import"] in prompt(env, tmp_path / "store", "great. make the CSV import accept Excel files", "c2")
+
+
+def test_prompt_hook_keeps_a_clear_runner_up_that_shares_one_word(env: dict[str, str], tmp_path: Path) -> None:
+    # A runner-up had to share two content words with the prompt, and the best hit set the bar even
+    # when it shared none: asking for a migration, "Migrations are plain SQL files" (one word shared,
+    # second under a hit that shares nothing) was dropped and the prompt got nothing.
+    store = Store.open(tmp_path / "store")
+    for kind, title, content in MEMORIES.values():
+        store.remember(content, title=title, type=kind, trust="user-stated")
+    sql = store.remember("Migrations are plain SQL files in db/migrations, numbered and applied in order.",
+                         title="Migrations are plain SQL files", type="fact", trust="user-stated").id
+    store.close()
+    assert sql in prompt(env, tmp_path / "store", "add a migration for the new discount column", "s1")
+
+
 def test_file_hook_shows_the_exact_path_first_and_cuts_the_broader_ones(env: dict[str, str], tmp_path: Path) -> None:
     # File memories came newest first under the 300-token cap: the one memory whose paths is exactly
     # src/billing/tax.py, written first, was cut while the broader src/** and src/billing/** were shown.

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memory_mcp.adapters import framing
-from memory_mcp.adapters.hooks import automemory
+from memory_mcp.adapters.hooks import automemory, relevance
 from memory_mcp.adapters.hooks import state as hookstate
 from memory_mcp.adapters.hooks import stop as stop_note
 from memory_mcp.adapters.hooks.watchdog import watchdog
@@ -48,13 +48,6 @@ if TYPE_CHECKING:
 LOCK_WAIT_SECONDS = 1.0
 OUTPUT_CAP = 10_000  # Claude Code caps additionalContext at 10,000 characters
 PROMPT_TOKENS = int(os.environ.get("MEMORY_MCP_PROMPT_TOKENS") or 300)
-# The relevance floor. Recall scores are relative (the best hit of any query scores about 1), so
-# they cannot tell a real match from the best of bad ones: "yes please go ahead" has a top hit too.
-# A hit is injected when it shares MIN_SHARED content words with the prompt (the top hit: one), and
-# scores at least RELATIVE x the best hit. Tuned on tests/hook_eval.py (docs/design-notes.md).
-MIN_SHARED = 2
-RELATIVE = 0.5
-MIN_WORDS = 3
 EXCERPT_CHARS = 160
 FILE_TOOLS = frozenset({"Read", "Edit", "MultiEdit", "Write", "NotebookEdit"})
 FILE_MEMORIES = 8  # the most memories one file brings
@@ -265,42 +258,15 @@ def session_start_output(payload: dict[str, Any], hits: list[Hit], imported: str
 
 
 # ------------------------------------------------------------------ UserPromptSubmit
-def is_short(prompt: str) -> bool:
-    """A prompt too short to search on: fewer than MIN_WORDS words of three or more letters."""
-    return len(re.findall(r"\w{3,}", prompt)) < MIN_WORDS
-
-
-# Function words and the words of chit-chat: sharing one of these says nothing about relevance.
-_STOP_TEXT = """
-a an the and or but if then so to of in on at by for with from as is are was were be been being it its this
-that these those i me my we our you your he she they them his her their what which who whom how when where
-why can could should would will shall may might must do does did done have has had not no yes please go ahead
-ok okay thanks thank let lets us get got make made new old one two some any all about into out up down over
-again more most very just also still there here than too much many say said like want need use used using add
-today day days good great lovely nice stop never mind fine sure hello morning"""
-STOP_WORDS = frozenset(_STOP_TEXT.split())
-
-
-def content_words(text: str) -> set[str]:
-    """Words of three or more characters that are not stop words, cut to five characters so that
-    inflections meet (invoices/invoice, deploys/deploy) without a stemmer to import."""
-    return {w[:5] for w in re.findall(r"[a-z0-9_]{3,}", text.lower()) if w not in STOP_WORDS}
-
-
-def select(hits: list[Hit], prompt: str, seen: set[str], relative: float = RELATIVE,
-           min_shared: int = MIN_SHARED, max_tokens: int = PROMPT_TOKENS, now: datetime | None = None) -> list[str]:
-    """The lines to inject: hits that clear the floor (shared content words, and a score near the
-    best hit's), not injected before, one line each, until the token cap."""
-    if not hits:
-        return []
-    best = max(h.score for h in hits)
-    words = content_words(prompt)
+def select(hits: list[Hit], prompt: str, seen: set[str], max_tokens: int = PROMPT_TOKENS,
+           now: datetime | None = None) -> list[str]:
+    """The lines to inject: the hits that clear the floor (`relevance.chosen`), not injected
+    before, one line each, until the token cap."""
     lines: list[str] = []
     spent = 0
-    top, last_scope = hits[0], None
-    for h in in_order(hits):
-        shared = len(words & content_words(f"{h.title} {h.excerpt}"))
-        if h.score < relative * best or shared < (1 if h is top else min_shared) or h.id in seen:
+    last_scope = None
+    for h in in_order(relevance.chosen(hits, prompt)):
+        if h.id in seen:
             continue
         line = prompt_line(h, now, last_scope)
         last_scope = h.scope
@@ -341,10 +307,10 @@ def prompt_line(h: Hit, now: datetime | None = None, last_scope: str | None = No
 def user_prompt_submit(payload: dict[str, Any], options: Options) -> str:
     """Recall on the prompt; the memories that clear the floor and are new to the session."""
     prompt = str(payload.get("prompt", "")).strip()
-    if not prompt or prompt.startswith("/") or is_short(prompt):
+    if not prompt or relevance.wants_nothing(prompt):
         return ""
     state = hookstate.SessionState(str(payload.get("session_id", "")))
-    lines = select(recall_hits(store_roots(payload, options), Recall(prompt[:2000], limit=8)),
+    lines = select(recall_hits(store_roots(payload, options), Recall(relevance.query(prompt)[:2000], limit=8)),
                    prompt, set(state.injected))
     if not lines:
         return ""

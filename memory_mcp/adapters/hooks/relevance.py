@@ -1,0 +1,98 @@
+"""Which prompts the prompt hook answers, and which recall hits it injects.
+
+Recall scores are relative (the best hit of any query scores about 1), so they cannot tell a real
+match from the best of bad ones, and a store that holds conversation has a chat turn sharing a word
+with almost any prompt. The floor is lexical: words that carry no project meaning (function words,
+acknowledgements, thanks, words about the conversation itself, small talk) are set aside; a prompt
+left with none wants nothing and is not searched at all, and a hit is injected only when it shares
+one of the words left. Runners-up are kept by their score's margin to the best hit that cleared
+the floor. Tuned on tests/hook_eval.py and tests/chatter_set.py (docs/design-notes.md).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from memory_mcp.truth.results import Hit
+
+# A runner-up is injected when it scores at least MARGIN x the best hit that shares a word.
+MARGIN = 0.85
+MIN_WORDS = 3
+
+# Function words: sharing one says nothing about relevance (words under three letters never count).
+_FUNCTION = """
+the and but then for with from are was were been being its this
+that these those our you your she they them his her their what whats which who whom how when
+where why can could should would will shall may might must does did done doing have has had not never
+yes let lets get got gets make made makes new old one two some any all about into out down over off
+back more most very just also still there here than too much many say like want need use used using add
+now next thing things something anything bit lot way across after during while until since because
+through without within between each every other another such only even ever own same both few less put
+puts goes behind under near inside outside take takes give gives look looks seem seems know knows"""
+
+# Acknowledgements, thanks and praise.
+_ASSENT = """
+okay okey yep yeah yup sure fine right correct agreed agree true indeed noted understood alright
+thanks thank thx cheers appreciated appreciate grateful kudos please pls sorry oops
+good great nice cool awesome perfect excellent brilliant wonderful amazing fantastic superb neat sweet lovely
+helpful useful clear exactly totally absolutely definitely really truly quite pretty well job work
+lgtm wow hmm huh"""
+
+# Words about the conversation itself: what the agent said did, what should with it.
+_META = """
+explain explanation summarize summarise summary recap repeat rephrase clarify elaborate describe
+simpler simply briefly shorter longer detail details step steps answer answers question questions reply
+said told tell wrote written meant mean means think thought idea point sense understand confused
+change changes changed diff show undo redo continue keep going carry proceed stop wait hold pause
+last previous earlier before above below first second ahead try again mind forget"""
+
+# Small talk: greetings, time day, weather, food, rest, family and pets, pastimes, feelings.
+_SMALL_TALK = """
+hello hiya hey morning afternoon evening night tonight today tomorrow yesterday weekend week
+monday tuesday wednesday thursday friday saturday sunday holiday holidays vacation
+bye goodbye later soon talk chat see mate buddy friend friends folks guys everyone
+weather rain raining rainy sunny snow snowing windy typical
+coffee tea lunch dinner breakfast snack food eat ate hungry drink beer
+tired sleepy sleep slept break minutes ten grab
+family kids kid wife husband mom dad mum cat cats dog dogs pet pets
+game games movie movies film films music song songs shows watch watched watching
+play played playing fun funny lol haha hahaha lmao joke jokes favourite favorite
+happy sad glad excited bored busy stressed feel feeling feels life day days went come came"""
+
+# The sets are written as text; split once here.
+CHATTER = frozenset(f"{_ASSENT} {_META} {_SMALL_TALK}".split())
+STOP_WORDS = CHATTER | frozenset(_FUNCTION.split())
+
+
+def content_words(text: str) -> set[str]:
+    """Words of three or more characters that are not stop words, cut to five characters so that
+    inflections meet (invoices/invoice, deploys/deploy) without a stemmer to import."""
+    return {w[:5] for w in re.findall(r"[a-z0-9_]{3,}", text.lower()) if w not in STOP_WORDS}
+
+
+def wants_nothing(prompt: str) -> bool:
+    """A prompt the hook does not search on: a slash command, fewer than MIN_WORDS words of three
+    or more letters, or nothing left once stop words are set aside ("thanks, explain what you just
+    did"; "how was your weekend?")."""
+    return (prompt.startswith("/") or len(re.findall(r"\w{3,}", prompt)) < MIN_WORDS
+            or not content_words(prompt))
+
+
+def query(prompt: str) -> str:
+    """The prompt as the hook searches on it: its chatter words left out, so a chat turn that
+    shares "thanks" or "weekend" does not outscore the memory "thanks, now the tax rounding" asks
+    for. Function words stay: recall weighs them little, and a leading "why" asks for a decision."""
+    return " ".join(w for w in prompt.split() if re.sub(r"\W", "", w.lower()) not in CHATTER)
+
+
+def chosen(hits: list[Hit], prompt: str) -> list[Hit]:
+    """The hits that clear the floor, in their order: each shares a content word with the prompt
+    and scores at least MARGIN x the best hit that does."""
+    words = content_words(prompt)
+    sharing = [h for h in hits if words & content_words(f"{h.title} {h.excerpt}")]
+    if not sharing:
+        return []
+    best = max(h.score for h in sharing)
+    return [h for h in sharing if h.score >= MARGIN * best]
