@@ -22,7 +22,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-from chatter_set import CODING, EXTRA_MEMORIES, WANT_NOTHING  # noqa: E402
+from chatter_set import CODING, EXTRA_MEMORIES, HELD_OUT_CODING, HELD_OUT_WANT_NOTHING, WANT_NOTHING  # noqa: E402
 from hook_eval import MEMORIES  # noqa: E402
 
 from memory_mcp.adapters.hooks import events as hooks  # noqa: E402
@@ -77,20 +77,28 @@ def main() -> None:
     root = (args.store or work / "store").resolve()
     ids = build(root, locomo_turns(args.eval_dir, args.turns))
     key_of = {v: k for k, v in ids.items()}
-    chatty = [(p, got) for n, p in enumerate(WANT_NOTHING) if (got := injected(root, p, f"n{n}"))]
+    print(f"store: {len(ids)} coding memories and {args.turns} conversational turns")
+    for label, nothing, coding in (("", WANT_NOTHING, CODING),
+                                   (" (held out)", HELD_OUT_WANT_NOTHING, HELD_OUT_CODING)):
+        measure(root, key_of, label, nothing, coding, args.verbose)
+
+
+def measure(root: Path, key_of: dict[str, str], label: str, nothing: list[str], coding: list[tuple[str, str]],
+            verbose: bool) -> None:
+    """Print how quiet the hook is on `nothing` and how often right on `coding`."""
+    chatty = [(p, got) for n, p in enumerate(nothing) if (got := injected(root, p, f"n{label}{n}"))]
     wrong, lines, noise = [], 0, 0
-    for n, (prompt, key) in enumerate(CODING):
-        got = [key_of.get(i, "conversation") for i in injected(root, prompt, f"c{n}")]
+    for n, (prompt, key) in enumerate(coding):
+        got = [key_of.get(i, "conversation") for i in injected(root, prompt, f"c{label}{n}")]
         lines += len(got)
         noise += sum(g != key for g in got)
         if key not in got:
             wrong.append((prompt, key, got))
-    quiet, right = len(WANT_NOTHING) - len(chatty), len(CODING) - len(wrong)
-    print(f"store: {len(ids)} coding memories and {args.turns} conversational turns")
-    print(f"quiet on want-nothing prompts: {quiet}/{len(WANT_NOTHING)} ({quiet / len(WANT_NOTHING):.0%})")
-    print(f"right memory for coding prompts: {right}/{len(CODING)} ({right / len(CODING):.0%}), "
+    quiet, right = len(nothing) - len(chatty), len(coding) - len(wrong)
+    print(f"quiet on want-nothing prompts{label}: {quiet}/{len(nothing)} ({quiet / len(nothing):.0%})")
+    print(f"right memory for coding prompts{label}: {right}/{len(coding)} ({right / len(coding):.0%}), "
           f"{lines} lines, noise {noise / max(lines, 1):.0%}")
-    if args.verbose:
+    if verbose:
         for prompt, got in chatty:
             print(f"  chatty: {prompt!r} got {len(got)} line(s)")
         for prompt, key, got_keys in wrong:

@@ -85,3 +85,28 @@ CODING: list[tuple[str, str]] = [
     ("great work. now the docker build for the cluster", "docker-arm"),
     ("where do I put the secret for the new email provider", "secrets"),
 ]
+
+# Written after the rules of adapters/hooks/relevance.py and never tuned on: how far the word lists
+# carry to prompts they were not written against. benchmarks/bench_chatter.py reports them apart.
+HELD_OUT_WANT_NOTHING: list[str] = [
+    "cheers, that did the trick", "brilliant, thank you", "nice one", "hmm, interesting",
+    "can you go over that once more?", "what was the last thing you ran?", "summarise what we did today",
+    "tell me what you changed and why", "I don't follow, can you clarify?", "good morning, ready when you are",
+    "back from lunch", "ugh, mondays", "it's so hot in the office today", "my internet is slow today",
+    "have a great weekend", "lol that's a good one", "sorry, I was away for a bit", "never mind, forget it",
+    "looks good to me, ship it", "awesome work today, thanks",
+]
+HELD_OUT_CODING: list[tuple[str, str]] = [
+    ("thanks. now, how are refunds rounded on an invoice line?", "tax-rounding"),
+    ("great, what's the retry policy for outgoing requests", "retry-backoff"),
+    ("cool, the excel export someone uploaded has a strange first column name", "csv-import"),
+    ("ok so how do I get data into my dev database", "seed-data"),
+    ("nice. the admin app on admin.example.com is blocked by the browser", "cors"),
+    ("perfect. which package manager for the web workspace?", "pnpm"),
+    ("thanks, what's the redis session lifetime", "redis-ttl"),
+    ("sounds good. where are translations synced to", "i18n"),
+    ("alright, the webhook from stripe fired twice again", "stripe-webhook"),
+    ("cheers. what do we run browser tests with", "e2e"),
+    ("great, how are background jobs queued", "celery"),
+    ("got it. how many approvals does a pull request need", "code-review"),
+]
