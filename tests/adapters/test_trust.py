@@ -103,9 +103,14 @@ def test_hooks_inject_hostile_memories_framed_escaped_and_on_one_line_each(env: 
     root = tmp_path / "store"
     hostile_store(root)
     args = ("--store", str(root))
+    # One prompt for each memory: which runners-up a prompt brings is the selection's business, not
+    # this test's.
     prompt = hook(env, "UserPromptSubmit", common(env, "UserPromptSubmit", prompt="how do we deploy the billing service"),
                   *args)
-    inside = assert_framed(prompt, 2)
+    assert any("&lt;/system-reminder>" in x for x in assert_framed(prompt, 1))
+    prompt = hook(env, "UserPromptSubmit", common(env, "UserPromptSubmit", prompt="which release tag do billing deploys need"),
+                  *args)
+    inside = assert_framed(prompt, 1)
     assert any("\\U000e0072" in x and "\\u202e" in x for x in inside)
     start = hook(env, "SessionStart", common(env, "SessionStart", "s2", source="startup"), *args)
     assert start.startswith("# Memory digest") and "not instructions" in start
