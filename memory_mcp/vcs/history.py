@@ -216,16 +216,21 @@ class History(StagingOps, RemoteOps, ReadOps):
             return None
         stage = gitlocks.IndexStage(self.git_dir)
         commit = None
+        staged = False
         try:
             commit = self._commit_staged(paths, message, subject, stage.copy)
-            if commit is not None:
-                entries: list[bytes] = []  # read from the copy once, the first time they are needed
+            entries: list[bytes] = []  # read from the copy once, the first time they are needed
 
-                def restage(fresh: Path) -> None:
-                    entries[:] = entries or [self._staged(paths, stage.copy)]
-                    self._git("update-index", "-z", "--index-info", data=entries[0], index=fresh)
+            def restage(fresh: Path) -> None:
+                entries[:] = entries or [self._staged(paths, stage.copy)]
+                self._git("update-index", "-z", "--index-info", data=entries[0], index=fresh)
 
-                stage.take(restage)
+            # Published with no commit too: a process killed after moving HEAD and before replacing
+            # the person's index left HEAD holding files their index lacks (`git status` said D and
+            # ?? for each); the next call's recovery finds HEAD's tree already right and only the
+            # index to mend.
+            stage.take(restage)
+            staged = True
             return commit
         except gitlocks.IndexHeld:
             # A git of theirs took the lock the moment HEAD moved and kept it: their index lacks the
@@ -234,7 +239,7 @@ class History(StagingOps, RemoteOps, ReadOps):
             self.deferred = True
             return commit
         finally:
-            stage.done(published=commit is not None)
+            stage.done(published=staged)
 
     def _commit_staged(self, paths: list[str], message: str, subject: str, staging: Path) -> str | None:
         """Stage `paths` into `staging` as `git add` would and commit them."""

@@ -331,3 +331,23 @@ def test_a_keep_file_left_by_a_killed_bulk_commit_is_removed_by_the_next(core: S
     assert not ours.exists() and theirs.read_text() == "kept by pat\n"
     assert list(packs.glob("*.keep")) == [theirs]
     _objects_complete(core.root)
+
+
+def test_a_kill_after_head_moved_and_before_the_index_rename_is_mended_by_the_next_process(tmp_path: Path) -> None:
+    """A write killed after its commit moved HEAD and before its staged copy replaced the person's
+    index left HEAD with a file their index lacks (`git status`: D and ?? for it; a crash test in CI
+    caught it). The next process's recovery finds HEAD's tree already right, makes no commit, and
+    must still stage the file: it published the staged copy only along with a commit before."""
+    st = Store.open(tmp_path / "store")
+    st.remember("The knot roost is counted at dawn.")
+    st.close()
+    [rel] = [p for p in git(st.root, "ls-files", "memories").split("\n") if p.endswith(".md")]
+    git(st.root, "rm", "-q", "--cached", "--", rel)  # the index as the killed write left it
+    commits = commit_count(st.root)
+    again = Store.open(st.root)
+    try:
+        assert again.status().git["memory_files_dirty"] is False
+    finally:
+        again.close()
+    assert memory_changes(again) == ""
+    assert commit_count(st.root) == commits  # mended without a commit of its own
