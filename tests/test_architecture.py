@@ -26,11 +26,12 @@ ALLOWED: dict[str, set[str]] = {
 # `app.glance` is the hooks' lock-free read of an index that is current (see memory_mcp/app/glance.py);
 # `truth.roots` finds the stores without opening one, `truth.identity` checks a project's `.memory` before
 # anything opens it, `app.consent` says whether the person trusts it; `truth.visible` is how stored text is shown;
-# `truth.standing` names a memory's standing with the person (own, accepted, unaccepted).
+# `truth.standing` names a memory's standing with the person (own, accepted, unaccepted); `app.autosync`
+# starts the background sync a hook asks for and `app.syncrecord` tells what the last one brought.
 FACADE = {"app.store", "app.scopes", "app.glance", "truth.results", "truth.errors", "truth.options", "truth.model",
           "truth.layout", "truth.budget", "truth.globs", "truth.roots", "truth.words",
           "truth.visible", "truth.standing",
-          "truth.identity", "app.consent"}
+          "truth.identity", "app.consent", "app.autosync", "app.syncrecord"}
 TOP_LEVEL = {"__init__", "cli", "plugin"}
 # Third-party packages only the adapters may import: nothing below them knows it is served over MCP.
 ADAPTER_ONLY = {"mcp", "starlette", "uvicorn", "pydantic", "anyio"}

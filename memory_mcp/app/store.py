@@ -14,7 +14,6 @@ for one recall took about a third of its start; tests/adapters/test_cli_imports.
 
 from __future__ import annotations
 
-import functools
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -60,7 +59,7 @@ from memory_mcp.truth.results import (
 )
 
 if TYPE_CHECKING:
-    from memory_mcp.app import embedding
+    from memory_mcp.app import autosync, embedding
     from memory_mcp.app.transfer import ImportReport
     from memory_mcp.index.watch import Watcher
     from memory_mcp.vcs.history import History
@@ -76,6 +75,7 @@ class Store:
         self.root = root
         self.session = Session(root, lock_timeout)
         self._embedder: embedding.VectorWorker | None = None
+        self._pusher: autosync.Pusher | None = None
         if watch_enabled(watch):
             from memory_mcp.app import embedding
             from memory_mcp.recall import vectors
@@ -87,6 +87,17 @@ class Store:
                 self._embedder = embedding.VectorWorker(self.session)
                 self.session.after_call = self._embedder.poke
                 self._embedder.poke()
+            self._push_after_writes()
+
+    def _push_after_writes(self) -> None:
+        """In a long-lived process, a store with a remote the person trusts is pushed after writes
+        (`autosync.Pusher`)."""
+        from memory_mcp.app import autosync, consent
+
+        if autosync.enabled() and not self.session.read_only and autosync.has_remote(self.root) \
+                and consent.is_trusted(self.root):
+            self._pusher = autosync.Pusher(self.root)
+            self.session.after_call = autosync.when_moved(self.session.after_call, self._pusher)
 
     @classmethod
     def open(cls, root: Path | None = None, create: bool = True, watch: bool | None = False,
@@ -126,6 +137,9 @@ class Store:
         if self._embedder is not None:
             self._embedder.close()
             self._embedder = None
+        if self._pusher is not None:
+            self._pusher.close()
+            self._pusher = None
         self.session.close()
 
     def index(self) -> Index:
@@ -297,24 +311,14 @@ class Store:
                 return
             report = self.refresh()
 
-    def sync(self, progress: Progress | None = None) -> SyncResult:
+    def sync(self, progress: Progress | None = None, allow_deletions: bool = False, why: str = "command") -> SyncResult:
         """Pull from and push to the store's git remote, merging memory by memory; the index converges by
-        reconcile. A memory both sides changed beyond a field merge becomes an open conflict pair."""
-        from memory_mcp.app import access
-        from memory_mcp.vcs.sync import run as sync_remote
+        reconcile. A memory both sides changed beyond a field merge becomes an open conflict pair. A
+        remote that deletes many memories is refused unless `allow_deletions`. Recorded in the
+        store's sync record (`syncrecord`) with `why`."""
+        from memory_mcp.app import autosync
 
-        session = self.session
-        session.check_writable()
-
-        def settle(merged: bool) -> None:
-            # Progress is shown for the reconcile after a merge, the one that may index many files.
-            report = session.reconcile(session.index(), progress=progress if merged else None)
-            if merged and progress:
-                progress(report.scanned, report.scanned)
-
-        # The network parts run outside the store lock; the merge and reconciles run inside it.
-        return sync_remote(session.history, functools.partial(access.new_path, self.root), settle,
-                           session.lock.hold)
+        return autosync.sync(self.session, why, allow_deletions, progress)
 
     def import_memories(self, kind: str, path: Path | None = None, text: str | bytes | None = None,
                         keep_trust: bool = False, progress: Progress | None = None) -> ImportReport:

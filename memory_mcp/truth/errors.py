@@ -111,6 +111,15 @@ class SyncFailed(StoreError):
     code = "sync_failed"
 
 
+class SyncRefused(SyncFailed):
+    """A sync that refused what the remote brings (paths a store never takes, too many deletions):
+    nothing was merged. The same code as any failed sync; the sync record tells it apart."""
+
+
+class SyncOffline(SyncFailed):
+    """The remote could not be reached (network down, or a wrong host): nothing changed, try later."""
+
+
 class Declined(StoreError):
     """The person said no when asked (a purge they did not confirm)."""
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from memory_mcp.truth.dictionary import DICTIONARY
-from memory_mcp.truth.errors import SyncFailed
+from memory_mcp.truth.errors import SyncRefused
 from memory_mcp.truth.files import MAX_FILE_BYTES, is_temp_name
 from memory_mcp.truth.layout import DERIVED, MEMORIES
 from memory_mcp.vcs.history import History
@@ -29,7 +29,7 @@ def check(history: History, theirs: str) -> None:
         return
     listed = "; ".join(f"{path}: {why}" for path, why in found[:_SHOWN])
     more = f"; and {len(found) - _SHOWN} more" if len(found) > _SHOWN else ""
-    raise SyncFailed(f"the remote brings {len(found)} path(s) a memory store never takes from git: {listed}{more}. "
+    raise SyncRefused(f"the remote brings {len(found)} path(s) a memory store never takes from git: {listed}{more}. "
                      "Nothing was merged; remove them from the remote's branch, then run memory-mcp sync again.")
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from memory_mcp.truth.layout import MEMORIES
 from memory_mcp.truth.paths import shown
-from memory_mcp.vcs.repo import GitFailed
+from memory_mcp.vcs.repo import GitFailed, read_head
 
 
 @dataclass(frozen=True)
@@ -70,22 +70,7 @@ class ReadOps:
     def head_seen(self) -> str:
         """The commit HEAD names, read from git's files without a git process ("" when unborn or
         unreadable): every tool call asks whether the history moved, and answers nearly always no."""
-        git_dir = self.git_dir
-        try:
-            head = (git_dir / "HEAD").read_text(encoding="utf-8").strip()
-            if not head.startswith("ref: "):
-                return head
-            ref = head[5:]
-            common = self.common_dir
-            loose = common / ref
-            if loose.is_file():
-                return loose.read_text(encoding="utf-8").strip()
-            for line in (common / "packed-refs").read_text(encoding="utf-8").splitlines():
-                if line.endswith(f" {ref}"):
-                    return line.split(" ", 1)[0]
-        except (OSError, UnicodeDecodeError):
-            pass
-        return ""
+        return read_head(self.git_dir, self.common_dir)
 
     def blob_authors(self, since: str = "") -> list[tuple[str, str, str, str]]:
         """(blob, author name, author e-mail, author date) of every memory file version written by a

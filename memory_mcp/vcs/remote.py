@@ -12,6 +12,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+from memory_mcp.truth.layout import MEMORIES
 from memory_mcp.vcs import lockfiles as gitlocks
 from memory_mcp.vcs.repo import GitFailed, head_ref
 
@@ -106,6 +107,46 @@ class RemoteOps:
                 mode, _kind, _sha, size = meta.split()
                 out.append((mode.decode(), int(size) if size.isdigit() else None, path))
         return out
+
+    def deleted_memories(self, theirs: str) -> list[str]:
+        """The memory files HEAD holds that `theirs` deleted since it and HEAD parted: what a merge of
+        `theirs` would delete here (none when the two share no history: a merge then keeps both)."""
+        try:
+            base = self._git("merge-base", "HEAD", theirs).strip()
+        except GitFailed:
+            return []
+        gone = self._git_bytes("diff", "--name-only", "--no-renames", "--diff-filter=D", "-z", base, theirs,
+                               "--", MEMORIES)
+        paths = [x.decode("utf-8", "replace") for x in gone.split(b"\0") if x]
+        if not paths:
+            return []
+        held = set(self.memory_files("HEAD"))
+        return [p for p in paths if p in held]
+
+    def memory_files(self, rev: str) -> list[str]:
+        """The memory files (`memories/**.md`) commit `rev` holds."""
+        listing = self._git_bytes("ls-tree", "-r", "-z", "--name-only", rev, "--", MEMORIES)
+        return [p for p in (x.decode("utf-8", "replace") for x in listing.split(b"\0")) if p.endswith(".md")]
+
+    def arrivals(self, before: str, after: str) -> list[tuple[str, str, str]]:
+        """(status A/M/D, memory path, author name) for each memory file the commits between `before`
+        and `after` wrote, merges left out (a merge's author is whoever merged, never the writer), the
+        latest commit per path first."""
+        out = self._git_bytes("log", "--no-merges", "--no-renames", "--name-status", "-z",
+                              "--format=%x01%an", f"{before}..{after}", "--", MEMORIES).decode("utf-8", "replace")
+        found: list[tuple[str, str, str]] = []
+        for commit in out.split("\x01")[1:]:
+            # NAME NUL, then "\nSTATUS" NUL PATH NUL per file
+            name, *rest = commit.split("\0")
+            tokens = [t.strip("\n") for t in rest]
+            for status, path in zip(tokens[0::2], tokens[1::2], strict=False):
+                if status and path.endswith(".md"):
+                    found.append((status[0], path, name))
+        return found
+
+    def set_ref(self, ref: str, rev: str, why: str) -> None:
+        """Point `ref` at commit `rev` (`git update-ref -m WHY`), creating it."""
+        self._git("update-ref", "-m", why, ref, rev)
 
     def grep_paths(self, pattern: str, rev: str = "HEAD", under: str = "memories") -> list[str]:
         """The paths under `under` whose text at commit `rev` has a line matching the regular expression

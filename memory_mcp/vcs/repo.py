@@ -33,3 +33,22 @@ def head_ref(own_git_dir: Path) -> str | None:
     """The ref HEAD points at (`refs/heads/main`), or None when HEAD is detached (a commit id)."""
     text = (own_git_dir / "HEAD").read_text(encoding="utf-8", errors="replace").strip()
     return text.removeprefix("ref:").strip() if text.startswith("ref:") else None
+
+
+def read_head(own: Path, common: Path) -> str:
+    """The commit HEAD names, read from git's files without a git process ("" when unborn or
+    unreadable): `own` is the work tree's git directory, `common` the one holding its refs."""
+    try:
+        head = (own / "HEAD").read_text(encoding="utf-8").strip()
+        if not head.startswith("ref: "):
+            return head
+        ref = head[5:]
+        loose = common / ref
+        if loose.is_file():
+            return loose.read_text(encoding="utf-8").strip()
+        for line in (common / "packed-refs").read_text(encoding="utf-8").splitlines():
+            if line.endswith(f" {ref}"):
+                return line.split(" ", 1)[0]
+    except (OSError, UnicodeDecodeError):
+        pass
+    return ""

@@ -20,10 +20,10 @@ from dataclasses import dataclass, field, replace
 
 from memory_mcp.truth import files, words
 from memory_mcp.truth.dictionary import DICTIONARY
-from memory_mcp.truth.errors import SyncFailed
+from memory_mcp.truth.errors import SyncFailed, SyncOffline, SyncRefused
 from memory_mcp.truth.model import Memory, now_iso
 from memory_mcp.truth.ulids import new_ulid
-from memory_mcp.vcs import incoming
+from memory_mcp.vcs import incoming, rescue
 from memory_mcp.vcs.history import GitFailed, History
 from memory_mcp.vcs.merge import Unmergeable, merge_fields, parse_version, union
 
@@ -41,6 +41,8 @@ _CAUSES: tuple[tuple[tuple[str, ...], str], ...] = (
     (("does not appear to be a git repository", "repository not found", "not found"),
      "there is no git repository at the remote's URL; check it with `git remote -v`"),
 )
+
+_UNREACHABLE = 1  # the place in _CAUSES of "could not be reached"
 
 
 @dataclass(frozen=True)
@@ -67,6 +69,8 @@ class SyncResult:
     # (this machine's, the remote's) memories that each superseded one memory: now an open pair
     rival_superseders: list[tuple[str, str]] = field(default_factory=list)
     dictionary_merged: bool = False
+    deleted: list[str] = field(default_factory=list)  # memory files here the remote deleted, merged
+    rescue: str = ""  # the rescue refs' prefix kept before those deletions (rescue.py)
 
     def summary(self) -> str:
         """One readable paragraph."""
@@ -79,6 +83,10 @@ class SyncResult:
                          "were kept with the edit: " + ", ".join(self.kept_edits))
         if self.dictionary_merged:
             lines.append("dictionary.md changed on both sides: both sides' lines were kept")
+        if self.deleted:
+            lines.append(f"the remote deleted {len(self.deleted)} memory file(s) that were here; this machine's "
+                         f"state before the sync is kept at {self.rescue}/local (`git checkout "
+                         f"{self.rescue}/local -- PATH` in the store brings one back)")
         for mine, theirs in self.rival_superseders:
             lines.append(f"conflict: {mine} (this machine) and {theirs} (the remote) each superseded the same memory; "
                          f"the pair is open: settle it with {words.op('resolve')} (supersede or keep_both)")
@@ -90,14 +98,16 @@ class SyncResult:
 
 
 def run(history: History, new_path: Callable[[str, str], str], settle: Callable[[bool], object],
-        lock: Callable[[], AbstractContextManager[object]]) -> SyncResult:
+        lock: Callable[[], AbstractContextManager[object]], allow_deletions: bool = False) -> SyncResult:
     """Fetch, merge and push the store's branch.
 
     Only the merge holds the store's write lock (`lock()`), so agents are not kept waiting on the
     network. `settle(merged)` runs under the lock before the merge (False: hand edits are committed
     first) and after one (True: the index catches up with what arrived). `new_path(title, id)` names
-    the files of conflict copies. Raises SyncFailed with a sentence saying what to do; the store is
-    never left mid-merge."""
+    the files of conflict copies. A remote that deletes more memories than `rescue.too_many` allows
+    is refused unless `allow_deletions`. Raises SyncFailed with a sentence saying what to do; the
+    store is never left mid-merge and never loses a local commit (rescue refs keep both sides where
+    it gives up on a merge)."""
     with lock():
         history.undo_interrupted_sync()  # a sync killed mid-merge: its merge is undone, never a person's
     _check_ready(history)
@@ -110,7 +120,7 @@ def run(history: History, new_path: Callable[[str, str], str], settle: Callable[
             settle(False)
             if theirs is not None:
                 result.pulled += history.count_commits(f"HEAD..{theirs}")
-                if _merge(history, theirs, result, new_path):
+                if _merge(history, theirs, result, new_path, allow_deletions):
                     settle(True)
             ahead = history.count_commits(f"{theirs}..HEAD" if theirs else "HEAD")
         if not ahead:
@@ -150,7 +160,7 @@ def _fetch(history: History, remote: str, branch: str) -> str | None:
     except GitFailed as e:
         if "couldn't find remote ref" in _said(e).lower():
             return None
-        raise SyncFailed(_explain("fetch from", remote, e)) from None
+        raise _failure("fetch from", remote, e) from None
     return history.resolve_commit(tracking)
 
 
@@ -162,7 +172,7 @@ def _push(history: History, remote: str, branch: str) -> bool:
         said = _said(e).lower()
         if "rejected" in said or "fetch first" in said or "non-fast-forward" in said:
             return False
-        raise SyncFailed(_explain("push to", remote, e)) from None
+        raise _failure("push to", remote, e) from None
     return True
 
 
@@ -170,16 +180,20 @@ def _said(e: GitFailed) -> str:
     return " ".join(e.stderr.split())
 
 
-def _explain(verb: str, remote: str, e: GitFailed) -> str:
+def _failure(verb: str, remote: str, e: GitFailed) -> SyncFailed:
+    """The error for a failed fetch or push, its cause told from git's words (SyncOffline when the
+    remote could not be reached)."""
     said = _said(e)
     low = said.lower()
-    cause = next((text for needles, text in _CAUSES if any(n in low for n in needles)),
-                 "git could not do it; the store was left as it was")
-    return f"could not {verb} {remote}: {cause}. git said: {said[:300]}"
+    found = next((i for i, (needles, _) in enumerate(_CAUSES) if any(n in low for n in needles)), None)
+    cause = _CAUSES[found][1] if found is not None else "git could not do it; the store was left as it was"
+    kind = SyncOffline if found == _UNREACHABLE else SyncFailed
+    return kind(f"could not {verb} {remote}: {cause}. git said: {said[:300]}")
 
 
 # ---------------------------------------------------------------------------------------------- merge
-def _merge(history: History, theirs: str, result: SyncResult, new_path: Callable[[str, str], str]) -> bool:
+def _merge(history: History, theirs: str, result: SyncResult, new_path: Callable[[str, str], str],
+           allow_deletions: bool) -> bool:
     """Merge `theirs` into HEAD, deciding every conflicted memory file; commit, or undo it all.
 
     Returns whether HEAD moved."""
@@ -187,6 +201,7 @@ def _merge(history: History, theirs: str, result: SyncResult, new_path: Callable
         return False
     incoming.check(history, theirs)
     _check_no_overlap(history, theirs)
+    _check_deletions(history, theirs, result, allow_deletions)
     if history.is_ancestor("HEAD", theirs):
         try:
             history.merge_fast_forward(theirs)
@@ -211,8 +226,10 @@ def _merge(history: History, theirs: str, result: SyncResult, new_path: Callable
     except BaseException as e:
         _undo(history, e)
         if isinstance(e, Unmergeable):
-            raise SyncFailed(f"{e}; the merge was undone and nothing changed. Merge by hand with "
-                             "`git pull --no-rebase` in the store, then run memory-mcp sync again.") from None
+            kept = rescue.keep(history, history.resolve_commit("HEAD"), theirs, "could not merge")
+            raise SyncFailed(f"{e}; the merge was undone and nothing changed (both sides are kept at {kept}/local "
+                             f"and {kept}/remote). Merge by hand with `git pull --no-rebase` in the store, then "
+                             "run memory-mcp sync again.") from None
         if isinstance(e, GitFailed):
             raise SyncFailed(f"the merge failed and was undone: {_said(e)[:300]}") from None
         raise
@@ -227,6 +244,22 @@ def _undo(history: History, cause: BaseException) -> None:
     except GitFailed as e:
         raise SyncFailed(f"the merge failed ({str(cause)[:200] or type(cause).__name__}) and could not be undone "
                          f"yet: {_said(e)[:200]}. The next memory-mcp call undoes it once git is free.") from None
+
+
+def _check_deletions(history: History, theirs: str, result: SyncResult, allow_deletions: bool) -> None:
+    """Keep rescue refs before a merge that deletes memory files here, and refuse one that deletes
+    too many (`rescue.too_many`) unless the person allowed it."""
+    deleted = history.deleted_memories(theirs)
+    if not deleted:
+        return
+    result.rescue = rescue.keep(history, history.resolve_commit("HEAD"), theirs, "the remote deletes memories")
+    held = len(history.memory_files("HEAD"))
+    if not allow_deletions and rescue.too_many(len(deleted), held):
+        raise SyncRefused(f"{result.remote}/{result.branch} deletes {len(deleted)} of the {held} memory files here "
+                         f"(an emptied or force-pushed branch?); nothing was merged and both sides are kept at "
+                         f"{result.rescue}/local and {result.rescue}/remote. If the deletions are meant, run "
+                         "`memory-mcp sync --allow-deletions`.")
+    result.deleted = deleted
 
 
 def _check_no_overlap(history: History, theirs: str) -> None:

@@ -147,13 +147,24 @@ def watch(args: argparse.Namespace) -> int:
     return 0
 
 
-@command("sync", "pull from and push to the store's git remote")
+def _sync_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--allow-deletions", action="store_true",
+                   help="merge a remote that deletes many memories here (refused without it; a rescue ref keeps "
+                        "them either way)")
+    p.add_argument("--background", metavar="WHY", default=None, help=argparse.SUPPRESS)
+
+
+@command("sync", "pull from and push to the store's git remote", _sync_options)
 def sync(args: argparse.Namespace) -> int:
+    if args.background is not None:  # the detached sync hooks and the server start (autosync.py)
+        from memory_mcp.app import autosync
+
+        return autosync.run_background(args.store or roots.named_root() or roots.user_root(), args.background)
     store = open_store(args)
     from memory_mcp.adapters.cli.progress import ProgressBar
 
     with ProgressBar("sync") as bar:
-        print(store.sync(progress=bar).summary())
+        print(store.sync(progress=bar, allow_deletions=args.allow_deletions).summary())
     return 0
 
 

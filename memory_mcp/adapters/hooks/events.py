@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memory_mcp.adapters import framing
-from memory_mcp.adapters.hooks import automemory, relevance
+from memory_mcp.adapters.hooks import automemory, relevance, syncing
 from memory_mcp.adapters.hooks import state as hookstate
 from memory_mcp.adapters.hooks import stop as stop_note
 from memory_mcp.adapters.hooks.watchdog import watchdog
@@ -210,7 +210,8 @@ def session_start_event(payload: dict[str, Any], options: Options) -> str:
     importing = automemory.mode() == "import"
     notices: list[Notice] = []
     roots = store_roots(payload, options, create=importing, notices=notices)
-    told = new_notices(notices)
+    told = "\n".join(x for x in (new_notices(notices), syncing.news(roots)) if x)
+    syncing.start(roots, "session start")  # the pull runs beside the session; the next prompt tells what came
     if not roots:
         return _output("SessionStart", told) if told else ""
     from memory_mcp.app import glance
@@ -307,17 +308,20 @@ def prompt_line(h: Hit, now: datetime | None = None, last_scope: str | None = No
 def user_prompt_submit(payload: dict[str, Any], options: Options) -> str:
     """Recall on the prompt; the memories that clear the floor and are new to the session."""
     prompt = str(payload.get("prompt", "")).strip()
-    if not prompt or relevance.wants_nothing(prompt):
+    if not prompt:
         return ""
+    roots = store_roots(payload, options)
+    told = syncing.news(roots)  # what a background sync brought since the last hook
+    if relevance.wants_nothing(prompt):
+        return _output("UserPromptSubmit", told) if told else ""
     state = hookstate.SessionState(str(payload.get("session_id", "")))
-    lines = select(recall_hits(store_roots(payload, options), Recall(relevance.query(prompt)[:2000], limit=8)),
-                   prompt, set(state.injected))
+    lines = select(recall_hits(roots, Recall(relevance.query(prompt)[:2000], limit=8)), prompt, set(state.injected))
     if not lines:
-        return ""
+        return _output("UserPromptSubmit", told) if told else ""
     state.add(_ID.findall("\n".join(lines)))
     state.save()
-    return _output("UserPromptSubmit", framing.block("memory-mcp: stored memories that match this prompt.",
-                                                     lines, OUTPUT_CAP))
+    return _output("UserPromptSubmit", (f"{told}\n\n" if told else "") + framing.block(
+        "memory-mcp: stored memories that match this prompt.", lines, OUTPUT_CAP - len(told) - 2))
 
 
 def recall_hits(roots: dict[str, Path], opts: Recall) -> list[Hit]:
@@ -349,8 +353,11 @@ def recall_hits(roots: dict[str, Path], opts: Recall) -> list[Hit]:
 
 
 # ------------------------------------------------------------------ Stop
-def stop(payload: dict[str, Any]) -> str:
-    """At most once per session, after real work with no memory written: a non-blocking note."""
+def stop(payload: dict[str, Any], options: Options) -> str:
+    """At most once per session, after real work with no memory written: a non-blocking note. And a
+    background push of each store written to since its last sync."""
+    with contextlib.suppress(Exception):  # the note matters more than the push, which the next start retries
+        syncing.start(store_roots(payload, options), "stop", only_moved=True)
     note = stop_note.note(payload)
     return _output("Stop", note) if note else ""
 
@@ -410,6 +417,6 @@ class Event:
 EVENTS: dict[str, Event] = {
     "SessionStart": Event(session_start_event, 20),
     "UserPromptSubmit": Event(user_prompt_submit, 8),
-    "Stop": Event(lambda payload, options: stop(payload), 5),
+    "Stop": Event(stop, 5),
     "PreToolUse": Event(pre_tool_use, 5),
 }
