@@ -59,9 +59,11 @@ def init_store(root: Path) -> Path:
     # lives in .git/, which does not exist yet; this one is in the temp folder, keyed by the path, so
     # creating `PROJECT/.memory` leaves no stray file beside the person's code.
     key = hashlib.sha256(os.fsencode(root)).hexdigest()[:16]
-    with StoreLock(Path(tempfile.gettempdir()) / f"memory-mcp-init-{key}.lock").hold():
+    lock_path = Path(tempfile.gettempdir()) / f"memory-mcp-init-{key}.lock"
+    with StoreLock(lock_path).hold():
         if root.exists() and any(root.iterdir()):
             if is_store(root):
+                lock_path.unlink(missing_ok=True)
                 return root
             raise InvalidStore(
                 f"{root} exists and is not a memory store (a git work tree with a memories/ folder); "
@@ -73,6 +75,10 @@ def init_store(root: Path) -> Path:
             [p.relative_to(root).as_posix() for p in sorted(root.rglob("*"))
              if p.is_file() and ".git" not in p.parts], "init: new memory store", [])
         consent.record(root, "made on this machine")
+        # Removed once the store is whole (one file per store path was left in the temp folder: the
+        # test suite left thousands). A process still waiting on the removed file, or one that makes
+        # a new one, then finds the store made and returns; a failed init keeps the file.
+        lock_path.unlink(missing_ok=True)
     return root
 
 

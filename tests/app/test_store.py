@@ -302,6 +302,34 @@ def test_core_reopen_sees_everything(tmp_path: Path) -> None:
     b.close()
 
 
+def test_making_a_store_leaves_no_lock_file_in_the_temp_folder(tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """The lock two processes making one store at once share is removed once the store is whole:
+    one file per store path stayed in the temp folder (the test suite left thousands), and opening
+    the store again or from many threads at once still makes exactly one store."""
+    import tempfile
+    import threading
+
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    made: list[str] = []
+
+    def open_once() -> None:
+        s = Store.open(tmp_path / "s")
+        made.append(git(s.root, "rev-list", "--all").strip())
+        s.close()
+
+    threads = [threading.Thread(target=open_once) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    open_once()
+    assert len(set(made)) == 1 and len(made[0].split()) == 1  # one store, one init commit
+    assert list(temp.iterdir()) == []
+
+
 def test_core_open_refuses_non_store(tmp_path: Path) -> None:
     folder = tmp_path / "x"
     folder.mkdir()
