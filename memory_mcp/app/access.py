@@ -13,7 +13,7 @@ from memory_mcp.index.authors import Version, versions
 from memory_mcp.index.db import Index
 from memory_mcp.index.schema import FileStat
 from memory_mcp.truth import edits, files, words
-from memory_mcp.truth.errors import Containment, InvalidArgument, NotFound, ParseError, SecretDetected
+from memory_mcp.truth.errors import Containment, InvalidArgument, NotFound, ParseError, SecretDetected, Stale
 from memory_mcp.truth.layout import month_folder
 from memory_mcp.truth.model import Memory, check_id, now_iso, slugify
 from memory_mcp.truth.secrets import scan
@@ -30,15 +30,20 @@ class Loaded:
     rel: str
 
 
-def load(session: Session, index: Index, mem_id: str, for_write: bool = True) -> Loaded:
+def load(session: Session, index: Index, mem_id: str, for_write: bool = True, expected_sha: str = "") -> Loaded:
     """The memory file of `mem_id`, parsed. For a write, a file without an id of its own gets a
     permanent one first, so the id written into files (its own and others') is a real ULID; to be
-    shown, a file holding a credential comes with the values masked."""
+    shown, a file holding a credential comes with the values masked. With `expected_sha` (the git
+    blob id of the file as the caller read it), a file that has changed since is refused (`Stale`)."""
     check_id(mem_id)
     row = index.get(mem_id)
     if row is None:
         raise NotFound(f"no memory with id {mem_id}; use {words.op('recall')} to find the right id.")
-    text = files.decode((session.root / row.path).read_bytes())
+    raw = (session.root / row.path).read_bytes()
+    if expected_sha and blob_sha(raw) != expected_sha.strip().lower():
+        raise Stale(f"{row.path} changed since it was read (by hand or by another session); nothing was "
+                    "written. Read it again and redo the change on what it holds now.")
+    text = files.decode(raw)
     mem = files.parse(text, row.path)
     if not for_write and any(p == row.path for p, _ in index.secret_flags()):
         mem = files.masked(mem)  # a credential written by hand is never shown (memory_read, export)
@@ -69,13 +74,7 @@ def write(session: Session, index: Index, items: list[Loaded], fresh: frozenset[
     before = versions(index.conn, [item.rel for item in items if item.mem.id not in fresh])
     provenance.carry([(_version(before.get(item.rel)), (item.mem.id, blob_sha(data)))
                       for item, data in zip(items, datas, strict=True)])
-    stats: list[FileStat] = []
-    for item, data in zip(items, datas, strict=True):
-        path = session.root / item.rel
-        files.atomic_write_bytes(path, data)
-        st = path.stat()
-        stats.append(FileStat(st.st_mtime_ns, st.st_size, hashlib.sha256(data).hexdigest(), st.st_ctime_ns, st.st_ino,
-                              blob_sha(data)))
+    stats = [put_file(session.root / item.rel, data) for item, data in zip(items, datas, strict=True)]
     with index.transaction():
         for item, stat in zip(items, stats, strict=True):
             # A memory made in this call carries canonical names already; a loaded one may carry aliases.
@@ -83,6 +82,14 @@ def write(session: Session, index: Index, items: list[Loaded], fresh: frozenset[
                 session.dictionary.normalise_all(item.mem.entities)[0]
             index.upsert(item.rel, item.mem, entities, stat)
             index.set_secret_flags(item.rel, [])
+
+
+def put_file(path: Path, data: bytes) -> FileStat:
+    """Write `data` to `path` atomically; what the index's stat gate will find there."""
+    files.atomic_write_bytes(path, data)
+    st = path.stat()
+    return FileStat(st.st_mtime_ns, st.st_size, hashlib.sha256(data).hexdigest(), st.st_ctime_ns, st.st_ino,
+                    blob_sha(data))
 
 
 def _version(v: Version | None) -> tuple[str, str] | None:

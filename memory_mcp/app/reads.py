@@ -98,34 +98,39 @@ def search_only(session: Session, query: str, limit: int = 8) -> list[Hit]:
 
 def read(session: Session, id: str | None = None, path: str | None = None) -> ReadResult:
     """The whole memory: frontmatter, body, supersede chain both ways, git history."""
-    from memory_mcp.app.access import load, resolve_path
-
     if not id and not path:
         raise InvalidArgument("pass id (a memory id) or path (memories/name.md).")
     with session.call() as index:
-        if id:
-            row = index.get(check_id(id))
-            if row is None:
-                raise NotFound(f"no memory with id {id}; use {words.op('recall')} to find the right id.")
-        else:
-            rel = resolve_path(session.root, path or "")
-            row = index.get_by_path(rel)
-            if row is None:
-                reason = dict(index.errors()).get(rel)
-                if reason:
-                    raise NotFound(f"{rel} is not indexed: {reason}. Fix the file; the next call picks it up.")
-                raise NotFound(f"no memory file at {rel}.")
-        mem = load(session, index, row.id, for_write=False).mem
-        down = lifecycle.walk(mem.id, lambda i: (r.supersedes if (r := index.get(i)) else []))
-        up = lifecycle.walk(mem.id, lambda i: ([s] if (s := superseded_by(index, i)) else []))
-        history = [HistoryEntry(c.commit, c.date, c.message) for c in session.history.log(row.path)]
-        warnings = []
-        if mem.provisional:
-            warnings.append(f"this file has no id of its own; {words.op('update')} gives it a permanent one")
-        return ReadResult(id=mem.id, path=row.path, title=mem.title, state=mem.state.value,
-                          frontmatter=files.frontmatter(mem), body=mem.body,
-                          chain=Chain(supersedes=down, superseded_by=up), history=history,
-                          recall_count=index.usage([mem.id]).get(mem.id, (0, None))[0], warnings=warnings)
+        return read_in(session, index, id, path)
+
+
+def read_in(session: Session, index: Index, id: str | None = None, path: str | None = None) -> ReadResult:
+    """`read` inside a call already under way."""
+    from memory_mcp.app.access import load, resolve_path
+
+    if id:
+        row = index.get(check_id(id))
+        if row is None:
+            raise NotFound(f"no memory with id {id}; use {words.op('recall')} to find the right id.")
+    else:
+        rel = resolve_path(session.root, path or "")
+        row = index.get_by_path(rel)
+        if row is None:
+            reason = dict(index.errors()).get(rel)
+            if reason:
+                raise NotFound(f"{rel} is not indexed: {reason}. Fix the file; the next call picks it up.")
+            raise NotFound(f"no memory file at {rel}.")
+    mem = load(session, index, row.id, for_write=False).mem
+    down = lifecycle.walk(mem.id, lambda i: (r.supersedes if (r := index.get(i)) else []))
+    up = lifecycle.walk(mem.id, lambda i: ([s] if (s := superseded_by(index, i)) else []))
+    history = [HistoryEntry(c.commit, c.date, c.message) for c in session.history.log(row.path)]
+    warnings = []
+    if mem.provisional:
+        warnings.append(f"this file has no id of its own; {words.op('update')} gives it a permanent one")
+    return ReadResult(id=mem.id, path=row.path, title=mem.title, state=mem.state.value,
+                      frontmatter=files.frontmatter(mem), body=mem.body,
+                      chain=Chain(supersedes=down, superseded_by=up), history=history,
+                      recall_count=index.usage([mem.id]).get(mem.id, (0, None))[0], warnings=warnings)
 
 
 def peek(session: Session, id: str) -> Listed | None:

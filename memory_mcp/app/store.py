@@ -36,6 +36,7 @@ from memory_mcp.truth.options import (
     Remember,
     RememberFields,
     Resolve,
+    Timeline,
     Update,
     UpdateFields,
     given,
@@ -45,8 +46,10 @@ from memory_mcp.truth.results import (
     ConflictPage,
     FeedbackResult,
     ForgetResult,
+    HeadCommit,
     Hit,
     Listed,
+    MemoryPage,
     ReadResult,
     RecallResult,
     ReconcileReport,
@@ -55,7 +58,10 @@ from memory_mcp.truth.results import (
     ReorganizeResult,
     ResolveResult,
     StatusResult,
+    TimelinePage,
+    UndoResult,
     VectorsResult,
+    Version,
 )
 
 if TYPE_CHECKING:
@@ -155,18 +161,22 @@ class Store:
         return writes.remember(self.session, given(Remember, content, title=title, fields=fields))
 
     def update(self, id: str | Update, content: str | None = None, title: str | None = None,
-               **fields: Unpack[UpdateFields]) -> ReadResult:
-        """Change a memory's text or fields in place (state moves go through forget/resolve)."""
+               expected_sha: str = "", **fields: Unpack[UpdateFields]) -> ReadResult:
+        """Change a memory's text or fields in place (state moves go through forget/resolve); with
+        `expected_sha`, only when the file is still the version the caller read (else `Stale`)."""
         from memory_mcp.app import writes
 
-        opts = given(Update, id, content=content, title=title, fields=fields)
+        opts = given(Update, id, content=content, title=title, expected_sha=expected_sha, fields=fields)
         return self.read(id=writes.update(self.session, opts))
 
-    def forget(self, id: str | Forget, mode: str = "archive", reason: str = "", confirm: bool = False) -> ForgetResult:
-        """archive, deprecate (reason required), restore to active, or purge (confirm required)."""
+    def forget(self, id: str | Forget, mode: str = "archive", reason: str = "", confirm: bool = False,
+               expected_sha: str = "") -> ForgetResult:
+        """archive, deprecate (reason required), restore to active, or purge (confirm required);
+        `expected_sha` as update's."""
         from memory_mcp.app import writes
 
-        return writes.forget(self.session, given(Forget, id, mode=mode, reason=reason, confirm=confirm))
+        return writes.forget(self.session, given(Forget, id, mode=mode, reason=reason, confirm=confirm,
+                                                 expected_sha=expected_sha))
 
     def resolve(self, id: str | Resolve, other_id: str | None = None, decision: str | None = None) -> ResolveResult:
         """Settle a pair: `supersede` (id replaces other_id) or `keep_both` (never raised again)."""
@@ -263,6 +273,44 @@ class Store:
         from memory_mcp.app.transfer import export_json
 
         return export_json(doc)
+
+    # ------------------------------------------------------------------ the local page (`memory-mcp ui`)
+    def timeline(self, query: str | Timeline = "", types: Sequence[str] = (), states: Sequence[str] = (),
+                 trusts: Sequence[str] = (), entity: str = "", author: str = "", standing: str = "",
+                 file: str = "", limit: int = 50, offset: int = 0) -> TimelinePage:
+        """The memories newest change first, filtered, a page at a time; with `query`, recall's best
+        matches under the same filters. No usage is recorded."""
+        from memory_mcp.app import browse
+
+        opts = given(Timeline, query, types=types, states=states, trusts=trusts, entity=entity, author=author,
+                     standing=standing, file=file, limit=limit, offset=offset)
+        return browse.timeline(self.session, opts)
+
+    def page(self, id: str) -> MemoryPage:
+        """One memory whole, with the version held (the `expected_sha` of a write from the page),
+        its author, standing, usage and open conflict pairs."""
+        from memory_mcp.app import browse
+
+        return browse.page(self.session, id)
+
+    def version(self, id: str, commit: str) -> Version:
+        """The memory's file as `commit` and the commit before it left it (for a diff)."""
+        from memory_mcp.app import browse
+
+        return browse.version(self.session, id, commit)
+
+    def head(self) -> HeadCommit | None:
+        """The commit HEAD is on: the page records the commit its write made, to undo it."""
+        from memory_mcp.app import browse
+
+        return browse.head(self.session)
+
+    def undo(self, commit: str) -> UndoResult:
+        """Put back what `commit` changed, as a new commit; refused (`Stale`) when a file it changed
+        has changed since."""
+        from memory_mcp.app import undoing
+
+        return undoing.undo(self.session, commit)
 
     # ------------------------------------------------------------------ the store as a whole
     def status(self) -> StatusResult:

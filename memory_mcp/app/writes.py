@@ -85,7 +85,7 @@ def update(session: Session, opts: Update) -> str:
     check_text(opts.content, opts.title, None)
     settable_values(opts.fields, "update")  # refuse a bad value before taking the lock
     with session.call(write=True) as index:
-        loaded = load(session, index, opts.id)
+        loaded = load(session, index, opts.id, expected_sha=opts.expected_sha)
         mem = loaded.mem
         changed = _apply_update(session, mem, opts)
         if mem.id != opts.id:
@@ -125,7 +125,7 @@ def forget(session: Session, opts: Forget) -> ForgetResult:
     check_short(reason=opts.reason)
     with session.call(write=True) as index:
         # A purged file needs no permanent id: it is about to go, under the id it had.
-        loaded = load(session, index, opts.id, for_write=mode != ForgetMode.PURGE)
+        loaded = load(session, index, opts.id, for_write=mode != ForgetMode.PURGE, expected_sha=opts.expected_sha)
         mem = loaded.mem
         if mode == ForgetMode.PURGE:
             return _purge(session, index, loaded, opts)

@@ -126,6 +126,13 @@ class Declined(StoreError):
     code = "declined"
 
 
+class Stale(StoreError):
+    """A write that carried the file's version as the caller read it (`expected_sha`), or an undo,
+    found the file changed since: nothing was written, so a hand edit made meanwhile is kept."""
+
+    code = "stale_write"
+
+
 class UnknownTool(StoreError):
     code = "unknown_tool"
 

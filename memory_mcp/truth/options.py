@@ -37,6 +37,9 @@ class Update:
     id: str
     content: str | None = None
     title: str | None = None
+    # The git blob id of the file as the caller last read it (`MemoryPage.blob`): when set, a file
+    # changed since (a hand edit, another session) is refused with `Stale`, never overwritten.
+    expected_sha: str = ""
     fields: Mapping[str, object] = field(default_factory=dict)
 
 
@@ -65,6 +68,7 @@ class Forget:
     mode: str = "archive"
     reason: str = ""
     confirm: bool = False
+    expected_sha: str = ""  # as Update's: refuse when the file changed since the caller read it
 
 
 @dataclass(frozen=True)
@@ -91,6 +95,27 @@ class Conflicts:
     offset: int = 0
     decision: str | None = None
     apply: bool = False
+
+
+@dataclass(frozen=True)
+class Timeline:
+    """The local page's list of memories: newest change first, filtered, a page at a time; with a
+    `query`, the recall pipeline's best matches under the same filters (no usage recorded).
+
+    Empty filters select everything: every state, type and trust. `standing` is the person's
+    (`truth/standing.py`), `author` the git author's name of the version held, `file` a path the
+    memory's `paths:` globs must match."""
+
+    query: str = ""
+    types: Sequence[str] = ()
+    states: Sequence[str] = ()
+    trusts: Sequence[str] = ()
+    entity: str = ""
+    author: str = ""
+    standing: str = ""
+    file: str = ""
+    limit: int = 50
+    offset: int = 0
 
 
 @dataclass(frozen=True)

@@ -285,3 +285,81 @@ class ReorganizeResult:
     skipped: list[Listed]
     applied: bool
     commit: str | None = None
+
+
+@dataclass
+class TimelineEntry:
+    """One memory in the local page's list: what the index holds of it, who wrote the version held
+    (the git author, shown and never trusted) and its standing with the person."""
+
+    id: str
+    path: str
+    title: str
+    excerpt: str
+    type: str
+    state: str
+    trust: str
+    entities: list[str]
+    updated: str | None
+    author: str
+    standing: str
+    score: float = 0.0  # a search's rank score (0 when listed by date)
+
+
+@dataclass
+class TimelinePage:
+    """A page of the timeline: `total` memories match the filters, `entries` from `offset`;
+    `counts` the matching memories by type. A search lists its best matches only (`searched`)."""
+
+    total: int
+    offset: int
+    entries: list[TimelineEntry]
+    counts: dict[str, int]
+    searched: bool = False
+    authors: list[str] = field(default_factory=list)  # every author name the store's versions have
+
+
+@dataclass
+class MemoryPage:
+    """Everything the local page shows about one memory besides `read`: the version held (`blob`,
+    the compare-and-swap a write from the page carries), its author, standing and usage, and its
+    open conflict pairs."""
+
+    memory: ReadResult
+    blob: str
+    author: str
+    author_email: str
+    authored: str
+    standing: str
+    recall_count: int
+    last_recalled: str | None
+    feedback: float
+    conflicts: list[PendingConflict]
+
+
+@dataclass
+class Version:
+    """A memory's file as one commit left it ("" when that commit deleted it or held none) and as
+    the commit before left it: the two sides of a diff between versions."""
+
+    commit: str
+    path: str
+    before: str
+    after: str
+
+
+@dataclass
+class HeadCommit:
+    """The commit HEAD is on: what the local page records to undo its own change."""
+
+    commit: str
+    subject: str
+    memory_ids: list[str]
+
+
+@dataclass
+class UndoResult:
+    commit: str | None  # the commit that undid it (None when nothing differed)
+    undone: str
+    paths: list[str]
+    message: str

@@ -24,6 +24,15 @@ class Commit:
 
 
 @dataclass(frozen=True)
+class Change:
+    """One file a commit changed: its blob before and after (None where the file was absent)."""
+
+    path: str
+    before: str | None
+    after: str | None
+
+
+@dataclass(frozen=True)
 class Deletion:
     """One commit that deleted files: its sha, its committer date (ISO 8601) and the deleted paths."""
 
@@ -164,6 +173,30 @@ class ReadOps:
         """The commits that touched one file, newest first, following renames."""
         out = self._git("log", f"-n{limit}", "--follow", "--format=%H%x1f%aI%x1f%s", "--", path, check=False)
         return [Commit(*line.split("\x1f", 2)) for line in out.splitlines() if line.count("\x1f") == 2]
+
+    def head_commit(self) -> Commit | None:
+        """The commit HEAD is on (committer date), or None before the first commit."""
+        line = self._git("log", "-1", "--format=%H%x1f%cI%x1f%s", "HEAD", check=False).strip()
+        return Commit(*line.split("\x1f", 2)) if line.count("\x1f") == 2 else None
+
+    def commit_changes(self, rev: str) -> tuple[Commit, list[Change]] | None:
+        """What commit `rev` changed against its first parent (against nothing for a first commit),
+        each file with its blob before and after (None: absent); None when there is no such commit."""
+        if rev.startswith("-"):
+            return None
+        sha = self._git("rev-parse", "-q", "--verify", f"{rev}^{{commit}}", check=False).strip()
+        if not sha:
+            return None
+        line = self._git("log", "-1", "--format=%H%x1f%cI%x1f%s", sha).strip()
+        out = self._git("diff-tree", "-r", "-z", "--no-commit-id", "--no-renames", "--root", "-m", "--first-parent", sha)
+        fields = out.split("\0")
+        changes = []
+        for info, path in zip(fields[0::2], fields[1::2], strict=False):
+            if not info.startswith(":"):
+                continue
+            _, _, old, new, _ = info[1:].split(" ", 4)
+            changes.append(Change(path, None if set(old) == {"0"} else old, None if set(new) == {"0"} else new))
+        return Commit(*line.split("\x1f", 2)), changes
 
     def commit_at(self, until: str) -> Commit | None:
         """The last first-parent commit of HEAD whose committer date is at or before `until` (ISO 8601

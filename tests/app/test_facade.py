@@ -22,7 +22,7 @@ from memory_mcp.truth import model, options
 FACADE = {
     "remember": options.Remember, "update": options.Update, "forget": options.Forget, "resolve": options.Resolve,
     "resolve_all": options.Conflicts, "feedback": options.Feedback, "recall": options.Recall,
-    "conflicts": options.Conflicts,
+    "conflicts": options.Conflicts, "timeline": options.Timeline,
 }
 
 

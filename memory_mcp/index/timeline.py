@@ -1,0 +1,78 @@
+"""The local page's timeline (`memory-mcp ui`): memories by their last change, filtered in SQL, a
+page at a time, with their counts by type; and the author names the versions held have. Queries
+over an open index's connection, no git: the authors come from the index's `authors` table."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from memory_mcp.index.schema import ROW_COLUMNS, Row, to_row
+
+_ORDER = " ORDER BY m.updated DESC, m.rowid DESC"
+
+
+@dataclass(frozen=True)
+class Where:
+    """The SQL side of a timeline's filters (each empty one selects everything)."""
+
+    types: tuple[str, ...] = ()
+    states: tuple[str, ...] = ()
+    trusts: tuple[str, ...] = ()
+    entity: str = ""  # a canonical entity name, compared without case
+    author: str = ""  # the git author's name of the version held, exactly
+
+    def sql(self) -> tuple[str, list[object]]:
+        """` WHERE ...` over `memories m` (or "") and its arguments."""
+        parts: list[str] = []
+        args: list[object] = []
+        for column, values in (("type", self.types), ("state", self.states), ("trust", self.trusts)):
+            if values:
+                parts.append(f"m.{column} IN ({','.join('?' * len(values))})")
+                args += sorted(set(values))
+        if self.entity:
+            parts.append("m.rowid IN (SELECT e.memory_rowid FROM entities e WHERE e.entity = ?)")
+            args.append(self.entity.lower())
+        if self.author:
+            parts.append("m.path IN (SELECT f.path FROM files f JOIN authors a ON a.blob = f.blob WHERE a.name = ?)")
+            args.append(self.author)
+        return (" WHERE " + " AND ".join(parts) if parts else ""), args
+
+
+class Candidate(NamedTuple):
+    """What the filters SQL cannot apply read (a memory's version, for its standing; its globs)."""
+
+    rowid: int
+    id: str
+    type: str
+    blob: str
+    paths: list[str]
+
+
+def page(conn: sqlite3.Connection, where: Where, limit: int, offset: int) -> list[Row]:
+    """The memories `where` selects, newest change first, `limit` of them from `offset`."""
+    cond, args = where.sql()
+    return [to_row(r) for r in conn.execute(f"SELECT {ROW_COLUMNS} FROM memories m{cond}{_ORDER} LIMIT ? OFFSET ?",
+                                            (*args, limit, offset))]
+
+
+def counts(conn: sqlite3.Connection, where: Where) -> dict[str, int]:
+    """How many memories `where` selects, by type."""
+    cond, args = where.sql()
+    return dict(conn.execute(f"SELECT m.type, count(*) FROM memories m{cond} GROUP BY m.type ORDER BY m.type", args))
+
+
+def candidates(conn: sqlite3.Connection, where: Where) -> list[Candidate]:
+    """Every memory `where` selects, newest change first, with its version and globs."""
+    cond, args = where.sql()
+    return [Candidate(r[0], r[1], r[2], r[3], json.loads(r[4])) for r in conn.execute(
+        f"SELECT m.rowid, m.id, m.type, coalesce(f.blob, ''), m.paths FROM memories m"
+        f" LEFT JOIN files f ON f.path = m.path{cond}{_ORDER}", args)]
+
+
+def author_names(conn: sqlite3.Connection) -> list[str]:
+    """The names of the authors of the versions the index holds, sorted."""
+    return [r[0] for r in conn.execute(
+        "SELECT DISTINCT a.name FROM files f JOIN authors a ON a.blob = f.blob ORDER BY a.name")]
