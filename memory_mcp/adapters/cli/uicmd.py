@@ -21,7 +21,7 @@ def run(args: argparse.Namespace) -> int:
         from memory_mcp.adapters.ui.app import serve
     except ImportError as e:  # Jinja2 or markdown-it-py missing: the `ui` extra
         raise InvalidArgument(f"the page needs the `ui` extra ({e.name} is not installed): "
-                              "pip install 'memory-mcp-git[ui]' (from this checkout: pip install -e '.[ui]').") from None
+                              "install it from this checkout with pip install -e '.[ui]'.") from None
     from memory_mcp.adapters.cli.stores import chosen
     from memory_mcp.app.scopes import Scopes
 
