@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memory_mcp.app.store import Store
+from memory_mcp.truth.ulids import new_ulid
 
 XSS_TITLE = "<script>alert(1)</script>"
 IMG = '<img src=x onerror="alert(2)">'
@@ -48,8 +49,9 @@ def sample_store(root: Path) -> Sample:
 
 
 def _teammate_adds(store: Store, root: Path) -> str:
-    """A memory committed by someone else (not written through this program here): unreviewed."""
-    mem_id = "01JD2K3A9FZQ4W8XVBH5T6N7RM"
+    """A memory committed by someone else (not written through this program here): unreviewed. Its
+    id is new each time: a decision about it is kept in the person's record, shared by every store."""
+    mem_id = new_ulid()
     path = root / "memories" / "team-ci-cache.md"
     path.write_text(f"---\nid: {mem_id}\ntype: knowledge\nstate: active\ntrust: user-stated\n"
                     "created: 2026-11-02T10:00:00Z\nupdated: 2026-11-02T10:00:00Z\n---\n"

@@ -23,21 +23,22 @@ from memory_mcp.truth.options import Recall
 from memory_mcp.truth.results import Chain, HistoryEntry, Hit, Listed, ReadResult, RecallResult
 
 
-def recall(session: Session, opts: Recall) -> RecallResult:
-    """Find memories for a query (or list by entities/types), ranked, within an optional token budget."""
+def recall(session: Session, opts: Recall, record: bool = True) -> RecallResult:
+    """Find memories for a query (or list by entities/types), ranked, within an optional token budget.
+    Without `record`, the hits' usage is left as it was (the local page's preview of a hook)."""
     if not 1 <= opts.limit <= search.RECALL_MAX:
         raise InvalidArgument(f"limit must be between 1 and {search.RECALL_MAX}.")
     search.row_filter(opts, [])  # refuse an unknown type before taking the lock
     if opts.as_of:
         return _recall_as_of(session, opts)
     if opts.file:
-        return _recall_by_file(session, opts)
+        return _recall_by_file(session, opts, record)
     with session.call() as index:
-        return _recall(session, index, opts)
+        return _recall(session, index, opts, record=record)
 
 
 def _recall(session: Session, index: Index, opts: Recall,
-            matched: Callable[[Row], bool] | None = None) -> RecallResult:
+            matched: Callable[[Row], bool] | None = None, record: bool = True) -> RecallResult:
     names, unknown = session.dictionary.normalise_all(list(opts.entities))
     with authorship.Reader() as reader:
         # A memory this person rejected is left out: ask for as many more as there are rejections.
@@ -46,14 +47,14 @@ def _recall(session: Session, index: Index, opts: Recall,
                                      search.row_filter(opts, names), session.dictionary.mentioned(opts.query),
                                      matched=matched)
         hits = provenance.annotate(index, hits, reader)[: opts.limit]
-    if hits:
+    if hits and record:
         with index.transaction():
             index.record_recall([h.id for h in hits], now_iso())
     return RecallResult(results=hits, coverage=session.coverage(index), pending_conflicts=index.open_pair_count(),
                         truncated=truncated, unknown_entities=unknown)
 
 
-def _recall_by_file(session: Session, opts: Recall) -> RecallResult:
+def _recall_by_file(session: Session, opts: Recall, record: bool = True) -> RecallResult:
     """Recall by file with the globs matched outside the store lock, so a write never waits on them:
     the globs are read under the lock (after the reconcile), matched, and the recall then runs under
     the lock again, matching afresh only a memory whose globs changed in between."""
@@ -65,7 +66,7 @@ def _recall_by_file(session: Session, opts: Recall) -> RecallResult:
         return row.id in found if globbed.get(row.id) == row.paths else globs.matches_any(row.paths, opts.file)
 
     with session.storage_errors(), session.lock.hold():
-        return _recall(session, session.index(), opts, matched)
+        return _recall(session, session.index(), opts, matched, record)
 
 
 def _recall_as_of(session: Session, opts: Recall) -> RecallResult:

@@ -126,12 +126,13 @@ class Scopes:
         return next(name for name, s in self.stores.items() if s is store)
 
     # ------------------------------------------------------------------ reads across scopes
-    def recall(self, scope: str | None, opts: Recall) -> RecallResult:
+    def recall(self, scope: str | None, opts: Recall, record: bool = True) -> RecallResult:
         """Recall from the named store, or from all of them (the project's hits first, then the
-        user's, within one `limit` and one `max_tokens` budget). Hits name their scope."""
+        user's, within one `limit` and one `max_tokens` budget). Hits name their scope. Without
+        `record`, no usage is recorded (`Store.preview`)."""
         if scope is not None or not self.scoped:
             store = self.store(scope)
-            result = store.recall(opts)
+            result = store.recall(opts) if record else store.preview(opts)
             return self._tagged(result, self.scope_of(store)) if self.scoped else result
         parts: list[RecallResult] = []
         hits: list[Hit] = []
@@ -143,8 +144,8 @@ class Scopes:
             if left <= 0 or cut:
                 break
             try:
-                part = self._tagged(store.recall(replace(opts, limit=left, max_tokens=tokens_left if opts.max_tokens
-                                                         else 0)), name)
+                asked = replace(opts, limit=left, max_tokens=tokens_left if opts.max_tokens else 0)
+                part = self._tagged(store.recall(asked) if record else store.preview(asked), name)
             except BeforeHistory:
                 # One store may be younger than the day asked about; only when none is older is it an error.
                 if name == list(self.stores)[-1] and not parts:

@@ -48,8 +48,10 @@ from memory_mcp.truth.results import (
     ForgetResult,
     HeadCommit,
     Hit,
+    Insights,
     Listed,
     MemoryPage,
+    PruneList,
     ReadResult,
     RecallResult,
     ReconcileReport,
@@ -58,6 +60,7 @@ from memory_mcp.truth.results import (
     ReorganizeResult,
     ResolveResult,
     StatusResult,
+    SyncStatus,
     TimelinePage,
     UndoResult,
     VectorsResult,
@@ -210,6 +213,11 @@ class Store:
                      min_score=min_score, file=file, as_of=as_of)
         return reads.recall(self.session, opts)
 
+    def preview(self, opts: Recall) -> RecallResult:
+        """`recall` as an agent would get it, recording no usage: what a hook would inject, shown to a
+        person (the local page), must not count as the agent having recalled it."""
+        return reads.recall(self.session, opts, record=False)
+
     def search(self, query: str, limit: int = 8) -> list[Hit]:
         """Ranked hits for `query` over the index as it is (no reconcile, no usage recorded).
 
@@ -311,6 +319,24 @@ class Store:
         from memory_mcp.app import undoing
 
         return undoing.undo(self.session, commit)
+
+    def insights(self, weeks: int = 26) -> Insights:
+        """Counts, memories added per week by type, who wrote them, pairs that read alike."""
+        from memory_mcp.app import insights
+
+        return insights.insights(self.session, weeks)
+
+    def prune_candidates(self, days: int = 90) -> PruneList:
+        """Active memories neither changed nor recalled in `days` days (usage: since the index was built)."""
+        from memory_mcp.app import insights
+
+        return insights.prune(self.session, days)
+
+    def sync_status(self) -> SyncStatus | None:
+        """Ahead and behind the git remote as last fetched, and the last sync recorded; None without a remote."""
+        from memory_mcp.app import insights
+
+        return insights.sync_status(self.session)
 
     # ------------------------------------------------------------------ the store as a whole
     def status(self) -> StatusResult:

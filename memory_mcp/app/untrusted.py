@@ -18,7 +18,7 @@ from memory_mcp.truth.options import Progress
 from memory_mcp.truth.results import Coverage, Hit, Listed, RecallResult, ReindexResult, StatusResult
 
 # The calls that answer (with nothing from the store); any other public attribute refuses.
-_ANSWERS = frozenset({"root", "message", "recall", "digest", "status", "peek", "reindex", "close"})
+_ANSWERS = frozenset({"root", "message", "recall", "preview", "digest", "status", "peek", "reindex", "close"})
 
 
 class UntrustedStore(Store):
@@ -39,6 +39,9 @@ class UntrustedStore(Store):
 
     def recall(self, *args: Any, **fields: Any) -> RecallResult:
         return RecallResult(results=[], coverage=self._coverage(), pending_conflicts=0)
+
+    def preview(self, *args: Any, **fields: Any) -> RecallResult:
+        return self.recall()
 
     def digest(self, limit: int = 0) -> list[Hit]:
         return []

@@ -76,3 +76,43 @@ def author_names(conn: sqlite3.Connection) -> list[str]:
     """The names of the authors of the versions the index holds, sorted."""
     return [r[0] for r in conn.execute(
         "SELECT DISTINCT a.name FROM files f JOIN authors a ON a.blob = f.blob ORDER BY a.name")]
+
+
+def added_per_week(conn: sqlite3.Connection, since: str) -> list[tuple[str, str, int]]:
+    """(the Monday of the week, type, how many) of the memories created since `since` (ISO date)."""
+    return [(r[0], r[1], r[2]) for r in conn.execute(
+        "SELECT date(substr(m.created, 1, 10), '-' || ((strftime('%w', substr(m.created, 1, 10)) + 6) % 7) || ' days')"
+        " AS week, m.type, count(*) FROM memories m WHERE m.created >= ? GROUP BY week, m.type ORDER BY week",
+        (since,))]
+
+
+def by_author(conn: sqlite3.Connection) -> list[tuple[str, str, int]]:
+    """(author name, e-mail, how many memories) of the versions held, the most first."""
+    return [(r[0], r[1], r[2]) for r in conn.execute(
+        "SELECT coalesce(a.name, ''), coalesce(a.email, ''), count(*) FROM memories m JOIN files f ON f.path = m.path"
+        " LEFT JOIN authors a ON a.blob = f.blob GROUP BY a.name, a.email ORDER BY count(*) DESC, a.name")]
+
+
+def alike(conn: sqlite3.Connection, limit: int) -> list[tuple[str, str]]:
+    """Pairs of live memories (not deprecated, not superseded) with the same text once normalised,
+    or the same title: (older id, newer id), at most `limit`. Grouped, never compared pair by pair."""
+    pairs: dict[tuple[str, str], None] = {}
+    for key in ("m.text_key", "lower(m.title)"):
+        for (ids,) in conn.execute(
+                f"SELECT group_concat(m.id, ' ') FROM memories m WHERE m.state != 'deprecated'"
+                f" AND m.superseded_by IS NULL GROUP BY {key} HAVING count(*) > 1"):
+            found = sorted(ids.split())
+            for newer in found[1:]:
+                pairs[(found[0], newer)] = None
+    return list(pairs)[:limit]
+
+
+def never_recalled(conn: sqlite3.Connection, cutoff: str, limit: int) -> tuple[int, list[Row]]:
+    """Active memories neither changed nor recalled since `cutoff`: how many, and the oldest `limit`."""
+    where = ("m.state = 'active' AND coalesce(m.updated, '') < ? AND coalesce(u.last_recalled, '') < ?")
+    total = conn.execute(f"SELECT count(*) FROM memories m LEFT JOIN usage u ON u.id = m.id WHERE {where}",
+                         (cutoff, cutoff)).fetchone()[0]
+    rows = [to_row(r) for r in conn.execute(
+        f"SELECT {ROW_COLUMNS} FROM memories m LEFT JOIN usage u ON u.id = m.id WHERE {where}"
+        " ORDER BY m.updated, m.rowid LIMIT ?", (cutoff, cutoff, limit))]
+    return int(total), rows

@@ -363,3 +363,47 @@ class UndoResult:
     undone: str
     paths: list[str]
     message: str
+
+
+@dataclass
+class AuthorCount:
+    name: str
+    email: str
+    memories: int
+
+
+@dataclass
+class Insights:
+    """The local page's insights: memories added per week by type (`weeks`: the Monday, then the
+    count of each type), who wrote the versions held, and pairs of memories that read alike."""
+
+    total: int
+    counts: dict[str, dict[str, int]]
+    weeks: list[tuple[str, dict[str, int]]]
+    authors: list[AuthorCount]
+    alike: list[PendingConflict]
+
+
+@dataclass
+class PruneList:
+    """Active memories neither changed nor recalled for `days` (usage lives in the index: since it
+    was built), how many, and the oldest of them."""
+
+    days: int
+    total: int
+    listed: list[Listed]
+
+
+@dataclass
+class SyncStatus:
+    """Where a store with a git remote stands with it: commits ahead and behind the remote branch as
+    last fetched, and the last sync this clone recorded (when, how it ended, what it said)."""
+
+    remote: str
+    branch: str
+    ahead: int
+    behind: int
+    fetched: bool  # the remote branch has been fetched at least once
+    last_at: str = ""
+    last_outcome: str = ""
+    last_news: str = ""

@@ -111,7 +111,7 @@ def run(history: History, new_path: Callable[[str, str], str], settle: Callable[
     with lock():
         history.undo_interrupted_sync()  # a sync killed mid-merge: its merge is undone, never a person's
     _check_ready(history)
-    remote, branch = _target(history)
+    remote, branch = target(history)
     result = SyncResult(remote, branch)
     for _ in range(PUSH_ATTEMPTS):
         theirs = _fetch(history, remote, branch)
@@ -143,7 +143,7 @@ def _check_ready(history: History) -> None:
         raise SyncFailed("HEAD is detached; check out a branch in the store first.")
 
 
-def _target(history: History) -> tuple[str, str]:
+def target(history: History) -> tuple[str, str]:
     """The upstream of the current branch, else `origin` (or the only remote) and the same branch name."""
     upstream = history.upstream()
     if upstream is not None:

@@ -172,3 +172,63 @@ def test_the_ui_command_prints_a_loopback_address_with_its_token(tmp_path: Path)
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+def test_the_home_page_loads_the_inbox_counts_after_itself(page: tuple[TestClient, Sample, Keys]) -> None:
+    client, _, _ = page
+    home = client.get("/").text
+    assert 'hx-get="/strip?store=project"' in home and 'hx-trigger="load"' in home
+    strip = client.get("/strip").text
+    counts = dict(re.findall(r'id="count-(\w+)">[^<]*<strong>(\d+)</strong>', strip))
+    assert counts == {"conflicts": "1", "unreviewed": "1", "unindexed": "0", "review": "0", "secrets": "0", "prune": "0"}
+
+
+def test_the_inboxes_list_each_kind_and_settle_a_pair(page: tuple[TestClient, Sample, Keys]) -> None:
+    client, sample, keys = page
+    (sample.store.root / "memories" / "broken.md").write_text("---\nid: [unclosed\n---\nbody\n", encoding="utf-8")
+    html = client.get("/inbox").text
+    for section in ("conflicts", "unreviewed", "unindexed", "review", "secrets", "flagged", "prune", "sync"):
+        assert f'id="{section}"' in html, section
+    assert "Robin Mate" in html and "memories/broken.md" in html and "This store has no git remote." in html
+    done = client.post(f"/m/{sample.newer}/resolve", data={"csrf": keys.csrf, "other_id": sample.older,
+                                                           "winner": sample.newer, "decision": "supersede",
+                                                           "back": "/inbox"})
+    assert done.url.path == "/inbox" and "Open conflicts (0)" in done.text
+
+
+def test_what_the_agent_will_see_is_the_hooks_text_and_records_nothing(page: tuple[TestClient, Sample, Keys]) -> None:
+    client, sample, _ = page
+    html = client.get("/see", params={"prompt": "which package manager for the web workspace lockfile",
+                                      "file": "web/src/app.ts"}).text
+    prompt = re.search(r'id="see-prompt".*?</section>', html[html.index('<section id="see-prompt"'):], re.S)
+    assert prompt and sample.pnpm in prompt.group(0) and "memory-mcp: stored memories that match this prompt." in \
+        prompt.group(0).replace("&#34;", '"')
+    about = html[html.index('<section id="see-file"'):]
+    assert sample.pnpm in about[:about.index("</section>")]
+    assert re.search(r'id="see-digest"><h2>[^<]*<span class="tokens">(\d+) tokens', html)
+    assert sample.store.page(sample.pnpm).recall_count == 0
+    quiet = client.get("/see", params={"prompt": "thanks!"}).text
+    assert "stays quiet" in quiet
+
+
+def test_as_of_a_day_shows_the_store_then_and_a_day_before_its_history_says_so(
+        page: tuple[TestClient, Sample, Keys]) -> None:
+    client, sample, _ = page
+    from datetime import date
+
+    now = client.get("/asof", params={"day": date.today().isoformat()}).text
+    assert now.count('class="entry') == 7
+    before = client.get("/asof", params={"day": "2001-01-01"}).text
+    assert "[before_history]" in note(before)
+
+
+def test_insights_chart_and_a_compare_that_keeps_one(page: tuple[TestClient, Sample, Keys]) -> None:
+    client, sample, keys = page
+    html = client.get("/insights").text
+    assert '<svg class="chart"' in html and html.count('<rect class="bar') == 4  # a week in November, 3 types now
+    assert "Robin Mate" in html
+    side = client.get("/compare", params={"a": sample.older, "b": sample.newer}).text
+    assert side.count("Keep this one") == 2
+    kept = client.post(f"/m/{sample.older}/resolve", data={"csrf": keys.csrf, "other_id": sample.newer,
+                                                           "winner": sample.older, "decision": "supersede"})
+    assert f"{sample.newer} is superseded by {sample.older}" in note(kept.text)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -105,6 +106,28 @@ def test_accepting_a_teammates_memory(tab: Any, site: tuple[Served, Sample]) -> 
     tab.click("#accept")
     tab.wait_for_selector("#standing >> text=accepted")
     assert sample.store.page(sample.teammate).standing == "accepted"
+
+
+def test_as_of_a_day_and_the_inboxes(tab: Any, site: tuple[Served, Sample]) -> None:
+    _, sample = site
+    tab.click("#nav-asof")
+    tab.wait_for_selector("#asof-day")
+    tab.fill("#asof-day", date.today().isoformat())
+    tab.click("#asof-go")
+    tab.wait_for_selector("#asof-list li")
+    assert tab.locator("#asof-list li.entry").count() == 7
+    tab.fill("#asof-day", "2001-01-01")
+    tab.click("#asof-go")
+    tab.wait_for_selector("#error")
+    assert "before_history" in tab.inner_text("#error")
+    tab.click("#nav-timeline")
+    tab.wait_for_selector("#count-conflicts")
+    assert tab.inner_text("#count-conflicts").endswith("1")
+    tab.click("#count-conflicts")
+    tab.wait_for_selector("#conflicts button.newer-wins")
+    tab.click("#conflicts button.newer-wins")
+    tab.wait_for_selector("#note")
+    assert "superseded by" in tab.inner_text("#note") and sample.store.page(sample.older).memory.state == "archived"
 
 
 def test_hostile_memory_text_shows_as_text_and_never_runs(tab: Any, site: tuple[Served, Sample]) -> None:

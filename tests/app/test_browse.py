@@ -11,6 +11,7 @@ from conftest import git, subjects
 from ui_support import XSS_TITLE, Sample, sample_store
 
 from memory_mcp.truth.errors import InvalidArgument, Stale
+from memory_mcp.truth.options import Recall
 from memory_mcp.truth.standing import OWN, UNACCEPTED
 
 
@@ -123,3 +124,47 @@ def test_undo_of_a_remember_removes_the_file_and_undo_of_a_purge_brings_it_back(
     store.undo(store.head().commit)  # type: ignore[union-attr]
     assert store.page(sample.img).memory.title == "An image tag" and store.page(sample.img).memory.state == "archived"
     assert not git(store.root, "status", "--porcelain", "--", "memories").strip()
+
+
+def test_insights_count_weeks_authors_and_pairs_that_read_alike(sample: Sample) -> None:
+    store = sample.store
+    twin = store.remember("Deploys happen on Fridays, written again.", title="Fence-breaking backticks").id
+    found = store.insights()
+    assert found.total == 8 and found.counts["type"]["decision"] == 2
+    assert sum(sum(c.values()) for _, c in found.weeks) == 8  # the teammate's of November included
+    assert [w for w, _ in found.weeks] == sorted(w for w, _ in found.weeks)
+    assert {(a.name, a.memories) for a in found.authors} >= {("Robin Mate", 1)}
+    assert [(p.id, p.other_id) for p in found.alike] == [(sample.fence, twin)]
+
+
+def test_prune_candidates_are_active_memories_unchanged_and_unrecalled_for_the_days(sample: Sample) -> None:
+    store = sample.store
+    assert store.prune_candidates(90).total == 0
+    old = store.prune_candidates(30)  # the teammate's memory was last changed on 2026-11-02
+    assert (old.total, [x.id for x in old.listed]) == (1, [sample.teammate])
+    store.recall("CI caches the pnpm store between jobs")  # an agent's recall counts as use
+    assert store.prune_candidates(30).total == 0
+
+
+def test_a_preview_of_recall_records_no_usage(sample: Sample) -> None:
+    store = sample.store
+    assert store.preview(Recall("pnpm lockfile")).results[0].id == sample.pnpm
+    assert store.page(sample.pnpm).recall_count == 0
+    store.recall("pnpm lockfile")
+    assert store.page(sample.pnpm).recall_count == 1
+
+
+def test_sync_status_counts_ahead_and_behind_the_remote_from_git_alone(sample: Sample, tmp_path: Path) -> None:
+    store = sample.store
+    assert store.sync_status() is None  # no remote
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", str(remote))
+    git(store.root, "remote", "add", "origin", str(remote))
+    status = store.sync_status()
+    assert status is not None and not status.fetched and status.ahead == int(git(store.root, "rev-list", "--count", "HEAD"))
+    branch = git(store.root, "branch", "--show-current").strip()
+    git(store.root, "push", "-q", "-u", "origin", branch)
+    store.remember("One more after the push.")
+    status = store.sync_status()
+    assert status is not None and (status.remote, status.ahead, status.behind, status.fetched) == ("origin", 1, 0, True)
+    assert status.last_at == ""  # no sync recorded by memory-mcp here yet

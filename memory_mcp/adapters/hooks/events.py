@@ -320,8 +320,12 @@ def user_prompt_submit(payload: dict[str, Any], options: Options) -> str:
         return _output("UserPromptSubmit", told) if told else ""
     state.add(_ID.findall("\n".join(lines)))
     state.save()
-    return _output("UserPromptSubmit", (f"{told}\n\n" if told else "") + framing.block(
-        "memory-mcp: stored memories that match this prompt.", lines, OUTPUT_CAP - len(told) - 2))
+    return _output("UserPromptSubmit", (f"{told}\n\n" if told else "") + prompt_block(lines, OUTPUT_CAP - len(told) - 2))
+
+
+def prompt_block(lines: list[str], cap: int = OUTPUT_CAP) -> str:
+    """The prompt hook's block of `lines`."""
+    return framing.block("memory-mcp: stored memories that match this prompt.", lines, cap)
 
 
 def recall_hits(roots: dict[str, Path], opts: Recall) -> list[Hit]:
@@ -383,9 +387,20 @@ def file_memories(payload: dict[str, Any], options: Options) -> str:
     if rel.startswith("/") or not roots:
         return ""  # outside the project no glob matches
     state = hookstate.SessionState(str(payload.get("session_id", "")))
+    lines = file_lines(recall_hits(roots, Recall(file=rel, limit=FILE_MEMORIES)), state.seen)
+    if not lines:
+        return ""
+    state.add(_ID.findall("\n".join(lines)))
+    state.save()
+    return _output("PreToolUse", file_block(rel, lines))
+
+
+def file_lines(hits: list[Hit], seen: Callable[[str], bool]) -> list[str]:
+    """The lines the file hook injects for `hits` (the memories about one file), those `seen` before
+    left out, one line each, until the token cap."""
     lines, spent, last_scope = [], 0, None
-    for h in in_order(recall_hits(roots, Recall(file=rel, limit=FILE_MEMORIES))):
-        if state.seen(h.id):
+    for h in in_order(hits):
+        if seen(h.id):
             continue
         line = prompt_line(h, None, last_scope)
         last_scope = h.scope
@@ -394,13 +409,13 @@ def file_memories(payload: dict[str, Any], options: Options) -> str:
             break
         spent += cost
         lines.append(line)
-        state.add([h.id])
-    if not lines:
-        return ""
-    state.save()
+    return lines
+
+
+def file_block(rel: str, lines: list[str]) -> str:
+    """The file hook's block of `lines` about the project file `rel`."""
     about = framing.data_line(rel)
-    return _output("PreToolUse", framing.block(f"memory-mcp: stored memories about {about}, from their paths globs.",
-                                               lines, OUTPUT_CAP))
+    return framing.block(f"memory-mcp: stored memories about {about}, from their paths globs.", lines, OUTPUT_CAP)
 
 
 @dataclass(frozen=True)

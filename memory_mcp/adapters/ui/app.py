@@ -19,7 +19,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp
 
 from memory_mcp.adapters.serve.httpserve import LoopbackOnly
-from memory_mcp.adapters.ui import actions, pages
+from memory_mcp.adapters.ui import actions, overview, pages
 from memory_mcp.adapters.ui.guard import Keys, TokenGate
 from memory_mcp.adapters.ui.state import Ui
 from memory_mcp.app.scopes import Scopes
@@ -40,6 +40,12 @@ def build(scopes: Scopes, keys: Keys) -> tuple[ASGIApp, Ui]:
         Route("/m/{id}/resolve", actions.resolve, methods=["POST"]),
         Route("/m/{id}/decide", actions.decide, methods=["POST"]),
         Route("/undo", actions.undo, methods=["POST"]),
+        Route("/strip", overview.strip),
+        Route("/inbox", overview.inbox),
+        Route("/see", overview.seen),
+        Route("/asof", overview.as_of),
+        Route("/insights", overview.insights),
+        Route("/compare", overview.compare),
         Route("/favicon.ico", pages.favicon),
         Mount("/static", static, name="static"),
     ])

@@ -29,7 +29,7 @@ async def timeline(request: Request) -> Response:
                                author=params.get("author", ""), standing=params.get("standing", ""),
                                file=params.get("file", ""), limit=PAGE_SIZE, offset=(number - 1) * PAGE_SIZE)
     except StoreError as e:
-        return ui.render(request, "timeline.html", status=400, scope=scope, page=None, error=str(e), number=number,
+        return ui.render(request, "timeline.html", code=400, scope=scope, page=None, error=str(e), number=number,
                          chosen=_chosen(request), links={})
     kept = [(k, v) for k, v in params.multi_items() if k in FILTERS]
     links = {"prev": _link(kept, number - 1) if number > 1 else "",
@@ -66,7 +66,7 @@ async def memory(request: Request) -> Response:
     try:
         found = store.page(mem_id)
     except StoreError as e:
-        return ui.render(request, "missing.html", status=404, error=str(e))
+        return ui.render(request, "missing.html", code=404, error=str(e))
     fm = found.memory.frontmatter
     heading = f"# {found.memory.title}"
     body = found.memory.body.lstrip()
@@ -81,7 +81,7 @@ async def version_diff(request: Request) -> Response:
     try:
         found = store.version(mem_id, commit)
     except StoreError as e:
-        return ui.render(request, "missing.html", status=404, error=str(e))
+        return ui.render(request, "missing.html", code=404, error=str(e))
     lines = text.diff(found.before, found.after, f"{found.path} before {commit[:10]}", f"{found.path} at {commit[:10]}")
     return ui.render(request, "diff.html", mem_id=mem_id, v=found, lines=lines)
 

@@ -78,12 +78,12 @@ class Ui:
             self.made.append(Made(scope, head.commit, head.subject))
 
     # ------------------------------------------------------------------ rendering
-    def render(self, request: Request, template: str, status: int = 200, **values: Any) -> HTMLResponse:
+    def render(self, request: Request, template: str, code: int = 200, **values: Any) -> HTMLResponse:
         note = self.notes.pop(request.query_params.get("note", ""), None)
         html = self.env.get_template(template).render(
             request=request, csrf=self.keys.csrf, note=note, undo=self.made[-1] if self.made else None,
             scopes=list(self.scopes.stores), **values)
-        return HTMLResponse(html, status_code=status)
+        return HTMLResponse(html, status_code=code)
 
 
 def _short(value: str | None, n: int = 10) -> str:
