@@ -13,7 +13,7 @@ from memory_mcp.index import authors
 from memory_mcp.index import timeline as listing
 from memory_mcp.index.db import Index
 from memory_mcp.index.schema import Row, RowFilter
-from memory_mcp.recall import search
+from memory_mcp.recall import overview, search
 from memory_mcp.truth import globs
 from memory_mcp.truth.errors import InvalidArgument, NotFound
 from memory_mcp.truth.model import MemoryType, State, Trust, check_id, enum_value
@@ -36,7 +36,9 @@ def timeline(session: Session, opts: Timeline) -> TimelinePage:
         if opts.query.strip():
             return _searched(session, index, reader, opts, where, names)
         if not opts.standing and not opts.file:
-            counts = listing.counts(index.conn, where)
+            # Unfiltered, the counts the index keeps as rows come and go (a status reads them too).
+            counts = overview.tallies(index.conn)["type"] if where == listing.Where() else \
+                listing.counts(index.conn, where)
             rows = listing.page(index.conn, where, opts.limit, opts.offset)
             return TimelinePage(total=sum(counts.values()), offset=opts.offset, entries=_entries(index, reader, rows),
                                 counts=counts, authors=names)
