@@ -70,7 +70,7 @@ class IndexStage:
         self.copy.unlink(missing_ok=True)
         self._seen = _stat(self.index)
         if self._seen is not None:
-            shutil.copyfile(self.index, self.copy)
+            copy_index(self.index, self.copy)
         self.held = False
 
     def take(self, restage: Callable[[Path], None]) -> None:
@@ -87,7 +87,7 @@ class IndexStage:
                 fresh = self.copy.with_name(self.copy.name + ".fresh")
                 fresh.unlink(missing_ok=True)
                 if seen is not None:
-                    shutil.copyfile(self.index, fresh)
+                    copy_index(self.index, fresh)
                 restage(fresh)
                 os.replace(fresh, self.copy)
                 self._seen = seen
@@ -121,6 +121,17 @@ class IndexStage:
         finally:
             self.copy.unlink(missing_ok=True)
             self._release()
+
+
+def copy_index(index: Path, copy: Path) -> None:
+    """Copy a git index file keeping its modification time. git trusts an entry whose stat data match
+    the file unless the entry is as new as the index file itself ("racily clean": the file may have
+    changed within the same second, and git compares whole seconds); a copy dated now made those
+    entries look safely old, so a same-size edit within the second of the last commit was staged as
+    the old blob and the person's index disagreed with the commit (`git status`: M)."""
+    seen = index.stat()  # before the copy: an older time only makes more entries racy, never fewer
+    shutil.copyfile(index, copy)
+    os.utime(copy, ns=(seen.st_atime_ns, seen.st_mtime_ns))
 
 
 def index_held(git_dir: Path) -> bool:
