@@ -22,7 +22,6 @@ import fcntl
 import os
 import re
 import signal
-import subprocess
 import sys
 import threading
 import time
@@ -36,6 +35,8 @@ from memory_mcp.truth.identity import common_dir, git_dir
 from memory_mcp.vcs.repo import read_head
 
 if TYPE_CHECKING:
+    import subprocess
+
     from memory_mcp.app.session import Session
     from memory_mcp.truth.options import Progress
     from memory_mcp.vcs.sync import SyncResult
@@ -99,6 +100,8 @@ def start(root: Path, why: str) -> subprocess.Popen[bytes] | None:
     with _sync_lock(root) as free:
         if not free:
             return None
+    import subprocess  # here: a SessionStart on a store without a remote must not pay for its import
+
     argv = [sys.executable, "-c", "import sys; from memory_mcp.cli import main; sys.exit(main())",
             "sync", "--background", why, "--store", str(root)]
     # A session of its own: the hook's or server's process group ending (Ctrl-C, the agent closing)

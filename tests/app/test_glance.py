@@ -66,10 +66,11 @@ def test_prompt_hook_on_a_current_index_imports_none_of_the_heavy_modules(tmp_pa
     assert sorted(loaded & HEAVY) == []
     # Of the layers below the derived index, only the hooks' read, the store finder and the person's
     # decisions about the stores and the memories (app/consent.py, app/authorship.py, standard library
-    # only) and the provenance put on what is shown (app/provenance.py).
+    # only), the provenance put on what is shown (app/provenance.py) and the record of the last sync,
+    # whose news the prompt tells once (app/syncrecord.py, standard library only).
     below = {m for m in loaded if m.startswith(("memory_mcp.vcs.", "memory_mcp.app."))}
     assert sorted(below) == ["memory_mcp.app.authorship", "memory_mcp.app.consent", "memory_mcp.app.glance",
-                             "memory_mcp.app.provenance", "memory_mcp.app.scopes"]
+                             "memory_mcp.app.provenance", "memory_mcp.app.scopes", "memory_mcp.app.syncrecord"]
 
 
 def test_session_start_on_a_current_index_reads_it_without_the_store_unless_a_note_waits(tmp_path: Path) -> None:
