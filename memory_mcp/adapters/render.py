@@ -195,6 +195,11 @@ def status(r: StatusResult) -> str:
     lines.append(vector_coverage(r.vectors))
     g = r.git
     lines.append(f"git: {g.get('branch')} @ {g.get('head')}" + (" (memory files changed)" if g.get("memory_files_dirty") else ""))
+    last = g.get("last_sync")
+    if isinstance(last, dict):
+        lines.append(f"last sync: {last.get('at')} ({last.get('why')}): {last.get('outcome')}, pulled "
+                     f"{last.get('pulled')} commit(s), pushed {last.get('pushed')}"
+                     + (f"; {str(last['news']).removeprefix('sync: ')}" if last.get("news") else ""))
     return "\n".join(lines)
 
 

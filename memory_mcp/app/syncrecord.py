@@ -62,6 +62,15 @@ class SyncRecord:
         return "sync: " + "; ".join(parts) if parts else ""
 
 
+def last_sync(root: Path) -> dict[str, object]:
+    """The latest sync as `memory_status` shows it under `git.last_sync` ({} when none ran)."""
+    last = latest(root)
+    if last is None:
+        return {}
+    shown = {k: v for k, v in asdict(last).items() if k not in ("head", "told")}
+    return {"last_sync": {**shown, "news": last.news()}}
+
+
 def record_file(root: Path) -> Path | None:
     """Where the record of the store at `root` lives (its common git directory), or None outside git."""
     own = git_dir(root)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from datetime import UTC, date, datetime, timedelta
 
+from memory_mcp.app import syncrecord
 from memory_mcp.app.session import Session
 from memory_mcp.index import origin
 from memory_mcp.index.db import Index
@@ -60,7 +61,8 @@ def status(session: Session) -> StatusResult:
             store=str(session.root), counts=counts, coverage=session.coverage(index),
             unindexed=[UnindexedFile(p, e) for p, e in index.errors()], provisional=provisional,
             pending_conflicts=pending(index, LIST_LIMIT), review_due=review,
-            distill_candidates=distill, withheld=withheld, git=session.history.summary(),
+            distill_candidates=distill, withheld=withheld,
+            git={**session.history.summary(), **syncrecord.last_sync(session.root)},
             secrets=_secret_flags(session, index),
             dictionary_skipped=session.dictionary.skipped[:LIST_LIMIT], vectors=vector_coverage(index),
             pending_conflicts_total=index.open_pair_count(), notices=origin_notices(session, index))

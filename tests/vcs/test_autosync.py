@@ -60,6 +60,8 @@ def test_a_sync_records_the_new_memories_by_author_and_tells_them_once(tmp_path:
     assert last.arrived == {"Bob": 2} and last.changed == 0 and last.pulled >= 2
     assert last.head == git(a.root, "rev-parse", "HEAD").strip()
     assert syncrecord.take_news(a.root) == "sync: 2 new memories arrived (by Bob 2)"
+    shown = a.status().git["last_sync"]
+    assert shown["outcome"] == "ok" and shown["arrived"] == {"Bob": 2} and "2 new memories" in shown["news"]
     assert syncrecord.take_news(a.root) == ""  # told once
     # Bob's own sync pushed and brought nothing: recorded, nothing to tell.
     mine = syncrecord.latest(b.root)
@@ -171,6 +173,9 @@ def test_the_background_sync_pulls_records_and_steps_aside_for_a_running_one(tmp
     last = syncrecord.latest(a.root)
     assert last is not None and last.why == "session start" and last.arrived == {"Bob": 1}
     assert git(a.root, "status", "--porcelain") == ""
+    shown = subprocess.run([EXE, "status", "--store", str(a.root)], capture_output=True, text=True, timeout=60).stdout
+    assert f"last sync: {last.at} (session start): ok, pulled 1 commit(s), pushed 0; 1 new memory arrived (by Bob 1)" \
+        in shown
 
 
 def test_no_background_sync_without_a_remote_or_when_turned_off(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
