@@ -14,7 +14,12 @@ sessions: the prompt and file hooks then read the index as it is (glance.py).
 
 `--against` names another build's `memory-mcp` (say a worktree of main with its own venv): each hook
 then runs on both, one call after the other on the same input and a copy of the same store each, so
-the two rows of a hook share the machine's load."""
+the two rows of a hook share the machine's load.
+
+The project is a git repository, and one memory about `src/billing/tax.py` is written with the CLI in
+it (so the build stamps the project's HEAD commit), after which three commits change that file: the
+row "PreToolUse (a changed file)" reads it, and a build that marks stale file memories
+counts those commits (a `git rev-list` on its first call for this HEAD, the kept count after)."""
 
 from __future__ import annotations
 
@@ -78,6 +83,8 @@ def main() -> None:
         {"type": "tool_use", "name": "Edit", "input": {}}]}}) for _ in range(200)) + "\n")
     for n in (int(s) for s in args.sizes.split(",")):
         generate_store(work / f"store-{n}-0", n)
+        project = work / f"project-{n}"
+        _project_with_a_changed_file(project, [str(exe) for _, exe in builds], work / f"store-{n}-0", env)
         # Each build gets its own copy of the store: two versions' indexes may differ in schema, and
         # each would rebuild the other's on every call.
         stores = [work / f"store-{n}-{b}" for b in range(len(builds))]
@@ -90,8 +97,6 @@ def main() -> None:
         time.sleep(2.1)
         for (_, exe), root in zip(builds, stores, strict=True):
             subprocess.run([str(exe), "status", "--store", str(root)], capture_output=True, env=env, check=True)
-        project = work / f"project-{n}"
-        (project / "src" / "billing").mkdir(parents=True, exist_ok=True)
         prompts = [json.dumps({"session_id": f"s{i}", "cwd": str(work), "prompt": PROMPTS[i % len(PROMPTS)][0]})
                    for i in range(args.repeat)]
         starts = [json.dumps({"session_id": f"t{i}", "cwd": str(work), "source": "startup"})
@@ -101,6 +106,9 @@ def main() -> None:
         reads = [json.dumps({"session_id": f"v{i}", "cwd": str(project), "tool_name": "Read",
                              "tool_input": {"file_path": str(project / "src" / "billing" / "invoice.py")}})
                  for i in range(args.repeat)]
+        changed = [json.dumps({"session_id": f"w{i}", "cwd": str(project), "tool_name": "Read",
+                               "tool_input": {"file_path": str(project / "src" / "billing" / "tax.py")}})
+                   for i in range(args.repeat)]
         print(f"\n{n} memories (load average {os.getloadavg()[0]:.1f} at the start)")
         print(row("python -c pass", timed([[sys.executable, "-c", "pass"]], [""] * args.repeat, [env])[0]))
         # Each build keeps its own session state: a Stop note given by one must not silence the other.
@@ -108,12 +116,28 @@ def main() -> None:
         for event, name, inputs in (("UserPromptSubmit", "UserPromptSubmit", prompts),
                                     ("SessionStart", "SessionStart (digest)", starts),
                                     ("Stop", "Stop (200-call transcript)", stops),
-                                    ("PreToolUse", "PreToolUse (Read of a file)", reads)):
+                                    ("PreToolUse", "PreToolUse (Read of a file)", reads),
+                                    ("PreToolUse", "PreToolUse (a changed file)", changed)):
             runs = timed([[str(exe), "hook", event, "--store", str(root)] for (_, exe), root in zip(builds, stores, strict=True)],
                          inputs, envs)
             for (label, _), times in zip(builds, runs, strict=True):
                 print(row(f"hook {name}{label}", times))
         print(f"(load average {os.getloadavg()[0]:.1f} at the end)")
+
+
+def _project_with_a_changed_file(project: Path, exes: list[str], store: Path, env: dict[str, str]) -> None:
+    """A git project whose src/billing/tax.py three commits changed after a memory about it was
+    written into `store` (with the first build's CLI, in the project: it stamps HEAD's commit)."""
+    (project / "src" / "billing").mkdir(parents=True, exist_ok=True)
+    git = ["git", "-C", str(project), "-c", "user.name=b", "-c", "user.email=b@localhost"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    for n in range(4):
+        if n == 1:
+            subprocess.run([exes[0], "--store", str(store), "remember", "Tax is rounded per line, not per invoice.",
+                            "--paths", "src/billing/tax.py"], cwd=project, env=env, capture_output=True, check=True)
+        (project / "src" / "billing" / "tax.py").write_text(f"rate = {n}\n")
+        subprocess.run([*git, "add", "-A"], check=True)
+        subprocess.run([*git, "commit", "-q", "-m", f"tax {n}"], check=True)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Recall evaluation: LoCoMo (turn level) and question -> paragraph on XQuAD en/ru and KorQuAD.
 
-    python benchmarks/recall_eval.py [--quick] [--out FILE] [--eval-dir DIR]
+    python benchmarks/recall_eval.py [--quick] [--out FILE] [--eval-dir DIR] [--stdio]
 
 The data is read at run time from `../shared/eval` (relative to the repository root) or
 `--eval-dir`; it is never copied into the repository (its licences forbid that).
@@ -12,6 +12,10 @@ store is reindexed, and every question goes through `Store.search`, i.e. the ser
 planner (`memory_mcp.recall.query.text_scores`) and ranking. A "plain FTS5" row is computed in the same run as the floor:
 one FTS5 table, OR of the question's tokens, bm25 (porter unicode61 for LoCoMo, unicode61 for
 the paragraph sets), as in shared/reference/eval-baselines.md section 5.
+
+`--stdio` adds LoCoMo rows written as an agent writes: each turn through `memory_remember` over stdio
+with no `source`, one `memory-mcp serve` per LoCoMo session (benchmarks/locomo_stdio.py), so only the
+session the server stamps on its own links a turn to its neighbours.
 
 Metrics:
 * LoCoMo: the official turn-level recall@k of snap-research/locomo `task_eval/evaluation.py`:
@@ -244,7 +248,7 @@ SQUAD_SETS = {
 }
 
 
-def run(eval_dir: Path, quick: bool, sets: list[str], baseline: bool, builder: Builder) -> dict:
+def run(eval_dir: Path, quick: bool, sets: list[str], baseline: bool, builder: Builder, stdio: bool = False) -> dict:
     results: dict = {"tuned_on_locomo_conversations": TUNED_ON}
     timings: dict[str, float] = {}
     if "locomo" in sets:
@@ -255,8 +259,13 @@ def run(eval_dir: Path, quick: bool, sets: list[str], baseline: bool, builder: B
         loc: dict = {}
         # With the turns' session and time (what the neighbour signal reads), then without them:
         # the difference is what that metadata is worth.
-        for label, with_meta in (("project", True), ("project-no-source", False)):
-            rows = locomo_rows(convs, builder, which, with_meta)
+        variants: list[tuple[str, bool, Builder]] = [("project", True, builder), ("project-no-source", False, builder)]
+        if stdio:
+            from locomo_stdio import stdio_builder
+
+            variants.append(("stdio", True, stdio_builder))  # the turns' sessions pick the server, nothing more
+        for label, with_meta, build in variants:
+            rows = locomo_rows(convs, build, which, with_meta)
             loc[f"{label}/all" if not quick else f"{label}/tuned"] = aggregate_locomo(rows)
             if not quick:
                 # Tuned-on and held-out conversations apart, so overfitting would show.
@@ -316,6 +325,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="LoCoMo tuning conversations only, every 4th paragraph-set question")
     ap.add_argument("--sets", default="locomo,xquad-en,xquad-ru,korquad", help="comma-separated subset")
     ap.add_argument("--no-baseline", action="store_true", help="skip the plain FTS5 rows")
+    ap.add_argument("--stdio", action="store_true",
+                    help="also LoCoMo written through memory_remember over stdio, a server per session, no source")
     ap.add_argument("--direct", action="store_true",
                     help="index with Index + text_scores directly (no files/git; for quick iterations)")
     args = ap.parse_args(argv)
@@ -324,7 +335,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     t0 = time.time()
     builder = project_builder if args.direct else store_builder
-    res = run(args.eval_dir, args.quick, args.sets.split(","), not args.no_baseline, builder)
+    res = run(args.eval_dir, args.quick, args.sets.split(","), not args.no_baseline, builder, args.stdio)
     res["path"] = "Index+text_scores (--direct)" if args.direct else "Store.search"
     res["seconds"]["total"] = round(time.time() - t0, 1)
     print_table(res)

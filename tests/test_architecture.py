@@ -27,10 +27,11 @@ ALLOWED: dict[str, set[str]] = {
 # `truth.roots` finds the stores without opening one, `truth.identity` checks a project's `.memory` before
 # anything opens it, `app.consent` says whether the person trusts it; `truth.visible` is how stored text is shown;
 # `truth.standing` names a memory's standing with the person (own, accepted, unaccepted); `app.autosync`
-# starts the background sync a hook asks for and `app.syncrecord` tells what the last one brought.
+# starts the background sync a hook asks for and `app.syncrecord` tells what the last one brought;
+# `truth.stamp` names who writes (the `written_by` an adapter stamps: its client and session).
 FACADE = {"app.store", "app.scopes", "app.glance", "truth.results", "truth.errors", "truth.options", "truth.model",
           "truth.layout", "truth.budget", "truth.globs", "truth.roots", "truth.words",
-          "truth.visible", "truth.standing",
+          "truth.visible", "truth.standing", "truth.stamp",
           "truth.identity", "app.consent", "app.autosync", "app.syncrecord"}
 TOP_LEVEL = {"__init__", "cli", "plugin"}
 # Third-party packages only the adapters may import: nothing below them knows it is served over MCP.
@@ -157,7 +158,7 @@ def test_only_vectors_imports_the_dense_packages() -> None:
 
 
 # The modules that run git (`History` and what it is built from); everyone else asks them.
-GIT_RUNNERS = {"vcs.history", "vcs.remote", "vcs.readops", "vcs.staging"}
+GIT_RUNNERS = {"vcs.history", "vcs.remote", "vcs.readops", "vcs.staging", "vcs.project"}
 
 
 def test_only_history_runs_git() -> None:

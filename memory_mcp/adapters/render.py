@@ -46,7 +46,10 @@ def count(n: int, one: str, many: str) -> str:
 
 
 def _value(value: object) -> str:
-    """A frontmatter value as a person writes it: a list as `a, b`, not Python's `['a', 'b']`."""
+    """A frontmatter value as a person writes it: a list as `a, b`, a map as `a: x, b: y`, not Python's
+    `['a', 'b']` and `{'a': 'x'}`."""
+    if isinstance(value, dict):
+        return ", ".join(f"{k}: {v}" for k, v in value.items())
     return ", ".join(str(v) for v in value) if isinstance(value, list) else str(value)
 
 
@@ -79,6 +82,7 @@ def hit(h: Hit) -> str:
     ents = f" {{{', '.join(h.entities)}}}" if h.entities else ""
     flags += f" [changed since: {h.changed_since}]" if h.changed_since else ""
     flags += f" [superseded since: {h.superseded_since}]" if h.superseded_since else ""
+    flags += f" [{h.changed}]" if h.changed else ""
     line = f"- [{h.id}] {h.title}{flags} ({h.type}, {h.trust}, {age(h.updated)}{provenance(h)}){ents}\n  {h.excerpt}"
     if h.supersedes:
         line += "\n  replaced: " + "; ".join(f"[{r.id}] {r.title}" for r in h.supersedes)
@@ -182,6 +186,8 @@ def status(r: StatusResult) -> str:
         ("due for review", [f"[{x.id}] {x.title} ({x.detail})" for x in r.review_due]),
         ("distillation candidates", [f"[{x.id}] {x.title}" for x in r.distill_candidates]),
         ("withheld (misleading)", [f"[{x.id}] {x.title} ({x.detail})" for x in r.withheld]),
+        ("file memories whose files changed since they were written",
+         [f"[{x.id}] {x.title} ({x.detail})" for x in r.files_changed]),
         (f"credentials in files (remove them; recall and {words.op('read')} show them masked)",
          [f"{f.path}: {f.kind} ({_committed(f.committed)})" for f in r.secrets]),
         ("dictionary.md lines not read (indented; remove the indent to make them entries)", r.dictionary_skipped),

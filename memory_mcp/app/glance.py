@@ -32,7 +32,8 @@ from memory_mcp.truth.results import Hit
 def recall(roots: dict[str, Path], opts: Recall) -> list[Hit] | None:
     """The hits of `opts` over the stores of `roots` (scope name -> root, read in that order, the
     first store's hits first, within one `limit`), each named by its scope when there are several.
-    None when any index is missing, from another version, or behind its files."""
+    None when any index is missing, from another version, or behind its files. A file recall marks
+    the memories whose file changed since they were written (app/staleness.py)."""
     hits: list[Hit] = []
     with authorship.Reader() as reader:
         more = reader.rejected_count()  # rejected memories are left out: ask for that many more
@@ -47,6 +48,10 @@ def recall(roots: dict[str, Path], opts: Recall) -> list[Hit] | None:
                 names, _ = dictionary.normalise_all(list(opts.entities))
                 got, _ = search.run(index, replace(opts, limit=left + more), search.row_filter(opts, names))
                 got = provenance.annotate(index, got, reader)[:left]
+                if opts.file:
+                    from memory_mcp.app import staleness  # the file hook's only: it may start git
+
+                    got = staleness.mark_hits(root, index, got, opts)
             hits += [replace(h, scope=scope) for h in got] if len(roots) > 1 else got
     return hits
 

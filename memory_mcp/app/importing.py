@@ -9,7 +9,7 @@ from pathlib import Path
 
 import yaml
 
-from memory_mcp.app import transfer
+from memory_mcp.app import transfer, writes
 from memory_mcp.app.access import Loaded, new_path, resolve_path, write
 from memory_mcp.app.session import Session
 from memory_mcp.app.sources import Batch, Incoming
@@ -20,17 +20,20 @@ from memory_mcp.recall import conflicts
 from memory_mcp.truth.errors import InvalidArgument, StoreError
 from memory_mcp.truth.model import Memory, State, Trust, content_key
 from memory_mcp.truth.options import Progress
+from memory_mcp.truth.stamp import Writer
 from memory_mcp.truth.ulids import new_ulid
 from memory_mcp.truth.validate import check_entities, check_inputs, check_short, check_text
 
 
 def import_memories(session: Session, kind: str, path: Path | None = None, text: str | None = None,
-                    keep_trust: bool = False, progress: Progress | None = None) -> ImportReport:
+                    keep_trust: bool = False, progress: Progress | None = None,
+                    by: Writer | None = None) -> ImportReport:
     """Import memories of `kind` (see transfer.KINDS) from `path` or `text`, committed as one commit.
 
     Every memory passes the checks of memory_remember (credentials, sizes), duplicates are skipped,
     the conflict gate pairs collisions for memory_resolve. Imported memories get `trust: imported`
-    unless `keep_trust` (restoring one's own export)."""
+    unless `keep_trust` (restoring one's own export). `by` stamps `written_by` on the new memories
+    that come without one (an export's records are restored as they were)."""
     batch = transfer.read(kind, path, text)
     session.check_writable()
     session.history.check_idle()  # else every memory would be refused one by one for the same reason
@@ -40,11 +43,12 @@ def import_memories(session: Session, kind: str, path: Path | None = None, text:
         # the same source, the common case, then costs nothing (the log costs ~8 ms per deletion).
         purged = functools.cache(lambda: transfer.deletions(session.history))
         written: list[Loaded] = []
+        stamped = writes.written_by(by)
         for done, item in enumerate(batch.items):
             if progress:
                 progress(done, len(batch.items))
             try:
-                loaded = _import_one(session, index, item, batch, keep_trust, purged, report)
+                loaded = _import_one(session, index, item, batch, keep_trust, purged, report, stamped)
             except StoreError as e:
                 report.refused.append(Skipped(item.origin, f"[{e.code}] {e.message}"))
                 continue
@@ -62,14 +66,18 @@ def import_memories(session: Session, kind: str, path: Path | None = None, text:
 
 
 def _import_one(session: Session, index: Index, item: Incoming, batch: Batch, keep_trust: bool,
-                purged: Callable[[], transfer.Deletions], report: ImportReport) -> Loaded | None:
-    """Check one incoming memory and write it (not committed), or record why it was skipped."""
+                purged: Callable[[], transfer.Deletions], report: ImportReport,
+                stamped: dict[str, str] | None) -> Loaded | None:
+    """Check one incoming memory and write it (not committed), or record why it was skipped. A new
+    memory gets the `stamped` writer; an export's record is restored as it was, byte for byte."""
     mem = item.mem
     _check(session, item, keep_trust)
     skip = _skip_reason(index, item, batch, purged)
     if skip:
         report.skipped.append(skip)
         return None
+    if stamped and batch.kind != "export" and not mem.written_by:
+        mem.written_by = dict(stamped)
     if not mem.id:
         mem.id, mem.provisional = new_ulid(), False
     if mem.state == State.ACTIVE and not mem.superseded_by:

@@ -66,7 +66,13 @@ def _recall_by_file(session: Session, opts: Recall, record: bool = True) -> Reca
         return row.id in found if globbed.get(row.id) == row.paths else globs.matches_any(row.paths, opts.file)
 
     with session.storage_errors(), session.lock.hold():
-        return _recall(session, session.index(), opts, matched, record)
+        result = _recall(session, session.index(), opts, matched, record)
+    # Outside the lock: a count not kept yet is a git process in the project.
+    from memory_mcp.app import staleness
+
+    with session.storage_errors():
+        result.results = staleness.mark_hits(session.root, session.index(), result.results, opts)
+    return result
 
 
 def _recall_as_of(session: Session, opts: Recall) -> RecallResult:

@@ -66,6 +66,7 @@ from memory_mcp.truth.results import (
     VectorsResult,
     Version,
 )
+from memory_mcp.truth.stamp import Writer
 
 if TYPE_CHECKING:
     from memory_mcp.app import autosync, embedding
@@ -156,20 +157,21 @@ class Store:
         return self.session.index()
 
     # ------------------------------------------------------------------ writes
-    def remember(self, content: str | Remember, title: str | None = None,
+    def remember(self, content: str | Remember, title: str | None = None, by: Writer | None = None,
                  **fields: Unpack[RememberFields]) -> RememberResult:
         """Write a new memory (or return the existing one with the same content), run the conflict gate."""
         from memory_mcp.app import writes
 
-        return writes.remember(self.session, given(Remember, content, title=title, fields=fields))
+        return writes.remember(self.session, given(Remember, content, title=title, by=by, fields=fields))
 
     def update(self, id: str | Update, content: str | None = None, title: str | None = None,
-               expected_sha: str = "", **fields: Unpack[UpdateFields]) -> ReadResult:
+               expected_sha: str = "", by: Writer | None = None,
+               **fields: Unpack[UpdateFields]) -> ReadResult:
         """Change a memory's text or fields in place (state moves go through forget/resolve); with
         `expected_sha`, only when the file is still the version the caller read (else `Stale`)."""
         from memory_mcp.app import writes
 
-        opts = given(Update, id, content=content, title=title, expected_sha=expected_sha, fields=fields)
+        opts = given(Update, id, content=content, title=title, expected_sha=expected_sha, by=by, fields=fields)
         return self.read(id=writes.update(self.session, opts))
 
     def forget(self, id: str | Forget, mode: str = "archive", reason: str = "", confirm: bool = False,
@@ -206,11 +208,11 @@ class Store:
     def recall(self, query: str | Recall = "", limit: int = 8, types: Sequence[str] = (),
                entities: Sequence[str] = (), include_archived: bool = False, include_deprecated: bool = False,
                max_tokens: int = 0, diversity: float = 0.0, min_score: float = 0.0, file: str = "",
-               as_of: str = "") -> RecallResult:
+               as_of: str = "", project: str = "") -> RecallResult:
         """Find memories for a query (or list by entities/types), ranked, within an optional token budget."""
         opts = given(Recall, query, limit=limit, types=types, entities=entities, include_archived=include_archived,
                      include_deprecated=include_deprecated, max_tokens=max_tokens, diversity=diversity,
-                     min_score=min_score, file=file, as_of=as_of)
+                     min_score=min_score, file=file, as_of=as_of, project=project)
         return reads.recall(self.session, opts)
 
     def preview(self, opts: Recall) -> RecallResult:
@@ -395,8 +397,10 @@ class Store:
         return autosync.sync(self.session, why, allow_deletions, progress)
 
     def import_memories(self, kind: str, path: Path | None = None, text: str | bytes | None = None,
-                        keep_trust: bool = False, progress: Progress | None = None) -> ImportReport:
-        """Import memories of `kind` (see transfer.KINDS) from `path` or `text`, committed as one commit.
+                        keep_trust: bool = False, progress: Progress | None = None,
+                        by: Writer | None = None) -> ImportReport:
+        """Import memories of `kind` (see transfer.KINDS) from `path` or `text`, committed as one commit;
+        `by` stamps who imported them on those that come without a `written_by`.
 
         `text` as bytes (standard input) is decoded strictly: bytes that are not UTF-8 refuse the
         source whole rather than reach a file as replacement characters."""
@@ -405,4 +409,4 @@ class Store:
 
         if isinstance(text, bytes):
             text = decode_source(text, "standard input")
-        return importing.import_memories(self.session, kind, path, text, keep_trust, progress)
+        return importing.import_memories(self.session, kind, path, text, keep_trust, progress, by)

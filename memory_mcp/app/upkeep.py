@@ -10,6 +10,7 @@ from memory_mcp.app import syncrecord
 from memory_mcp.app.session import Session
 from memory_mcp.index import origin
 from memory_mcp.index.db import Index
+from memory_mcp.index.schema import RowFilter
 from memory_mcp.recall import conflicts, overview, vectors
 from memory_mcp.truth import words
 from memory_mcp.truth.layout import DERIVED, MEMORIES, month_folder
@@ -26,6 +27,7 @@ from memory_mcp.truth.results import (
     UnindexedFile,
     VectorCoverage,
 )
+from memory_mcp.truth.roots import working_folder
 from memory_mcp.truth.ulids import ulid_time
 
 DISTILL_AGE_DAYS = 30
@@ -65,7 +67,16 @@ def status(session: Session) -> StatusResult:
             git={**session.history.summary(), **syncrecord.last_sync(session.root)},
             secrets=_secret_flags(session, index),
             dictionary_skipped=session.dictionary.skipped[:LIST_LIMIT], vectors=vector_coverage(index),
-            pending_conflicts_total=index.open_pair_count(), notices=origin_notices(session, index))
+            pending_conflicts_total=index.open_pair_count(), notices=origin_notices(session, index),
+            files_changed=_files_changed(session, index))
+
+
+def _files_changed(session: Session, index: Index) -> list[Listed]:
+    """The active file memories whose files changed in the working folder's project since they were written."""
+    from memory_mcp.app import staleness
+
+    rows = index.select(RowFilter(frozenset({"active"}), with_paths=True))
+    return staleness.changed_files(session.root, rows, working_folder(), LIST_LIMIT)
 
 
 def origin_notices(session: Session, index: Index) -> list[str]:

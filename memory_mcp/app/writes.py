@@ -28,6 +28,7 @@ from memory_mcp.truth.model import (
 )
 from memory_mcp.truth.options import Feedback, Forget, Remember, Update
 from memory_mcp.truth.results import Conflict, FeedbackResult, ForgetResult, RememberResult
+from memory_mcp.truth.stamp import Writer, stamp
 from memory_mcp.truth.ulids import new_ulid
 from memory_mcp.truth.validate import check_short, check_text, settable_values
 
@@ -57,7 +58,7 @@ def remember(session: Session, opts: Remember) -> RememberResult:
         losers = [load(session, index, t) for t in targets]
         now = now_iso()
         mem = Memory(id=new_ulid(), body=body, state=State.ACTIVE, entities=names, created=now, updated=now,
-                     **values)  # type: ignore[arg-type]
+                     written_by=written_by(opts.by) or {}, **values)  # type: ignore[arg-type]
         for loser in losers:
             lifecycle.check_supersede(mem.id, loser.mem, lambda i: superseded_by(index, i))
         found = conflicts.neighbours(index, conflicts.Subject(mem.id, mem.title, mem.excerpt, names, now, []))
@@ -94,6 +95,7 @@ def update(session: Session, opts: Update) -> str:
             fields = ["content", "title", *(f.name for f in settable("update"))]
             raise InvalidArgument(f"nothing to change: pass {', '.join(fields[:-1])} or {fields[-1]}.")
         mem.updated = now_iso()
+        mem.written_by = written_by(opts.by) or mem.written_by
         write(session, index, [loaded])
         session.history.commit_paths([loaded.rel], f"update: {mem.title}", [mem.id],
                                      "changed: " + ", ".join(changed))
@@ -165,6 +167,16 @@ def feedback(session: Session, opts: Feedback) -> FeedbackResult:
         session.history.commit_paths([loaded.rel], f"feedback: {'helpful' if opts.helpful else 'misleading'} "
                                      f"{mem.title}", [mem.id], opts.note)
         return FeedbackResult(id=mem.id, feedback=mem.feedback, withheld=ranking.withheld(mem.feedback))
+
+
+def written_by(by: Writer | None) -> dict[str, str] | None:
+    """The `written_by` stamp of a write by `by` now (None: no writer, nothing to stamp): the
+    project's branch and HEAD commit are read from git's files, no process."""
+    if by is None:
+        return None
+    from memory_mcp.vcs import project
+
+    return stamp(by, project.place(by.folder))
 
 
 def _conflict(n: conflicts.Neighbour) -> Conflict:

@@ -43,8 +43,8 @@ CREATE INDEX IF NOT EXISTS entities_by_row ON entities(memory_rowid);
 CREATE INDEX IF NOT EXISTS memories_by_content ON memories(content_key);
 CREATE INDEX IF NOT EXISTS memories_by_text ON memories(text_key);
 -- Recall's neighbours in time (neighbours.py): the memories written just before and after a match
--- in its source, each one indexed step away.
-CREATE INDEX IF NOT EXISTS memories_by_source ON memories(source, created, id);
+-- in its thread (the session that wrote it, else its source), each one indexed step away.
+CREATE INDEX IF NOT EXISTS memories_by_thread ON memories(thread, created, id);
 CREATE TABLE IF NOT EXISTS secret_flags (path TEXT NOT NULL, kind TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS secret_flags_by_path ON secret_flags(path);
 -- Every recall reports coverage (files in error): a partial index holds just those rows.
@@ -125,11 +125,13 @@ class Row:
     deprecated_reason: str | None
     feedback: float
     paths: list[str]
+    written_by: dict[str, str]
     content_key: str
     body_sha: str
     provisional: bool
     body_chars: int
     text_key: str
+    thread: str
 
 
 @dataclass(frozen=True)
@@ -155,6 +157,8 @@ _DERIVED_COLUMNS = {
     "rowid": "INTEGER PRIMARY KEY", "path": "TEXT NOT NULL UNIQUE", "title": "TEXT NOT NULL",
     "excerpt": "TEXT NOT NULL", "content_key": "TEXT NOT NULL", "body_sha": "TEXT NOT NULL",
     "provisional": "INTEGER NOT NULL", "body_chars": "INTEGER NOT NULL", "text_key": "TEXT NOT NULL",
+    # What neighbours in time group by: the session of `written_by`, else `source` ("" for neither).
+    "thread": "TEXT NOT NULL",
 }
 INDEXED: dict[str, FieldSpec] = {f.name: f for f in FIELDS if f.indexed}
 # Row's attributes are the table's columns, in its order: each indexed frontmatter field (its SQL
@@ -172,7 +176,7 @@ def _column_type(f: FieldSpec) -> str:
         return "TEXT NOT NULL UNIQUE"
     if f.kind == "number":
         return "REAL NOT NULL"
-    # Lists are stored as JSON text ('[]' when empty); text with no default value may be NULL.
+    # Lists and maps are stored as JSON text ('[]', '{}' when empty); text with no default may be NULL.
     return "TEXT" if f.kind in ("text", "date") and f.default is None else "TEXT NOT NULL"
 
 
@@ -202,8 +206,9 @@ SCHEMA_VERSION = "4.{}.{}".format(textproc.TERMS_VERSION, hashlib.sha256(
 INSERT_COLUMNS = tuple(name for name in _COLUMNS if name != "rowid")
 INSERT = (f"INSERT INTO memories({', '.join(INSERT_COLUMNS)})"
            f" VALUES ({','.join('?' * len(INSERT_COLUMNS))})")
-# Where in a selected row the values stored as JSON lists and as 0/1 are, to turn them back.
+# Where in a selected row the values stored as JSON lists and maps and as 0/1 are, to turn them back.
 _LISTS_AT = tuple(i for i, name in enumerate(_COLUMNS) if name in INDEXED and INDEXED[name].kind == "list")
+_MAPS_AT = tuple(i for i, name in enumerate(_COLUMNS) if name in INDEXED and INDEXED[name].kind == "map")
 _PROVISIONAL_AT = _COLUMNS.index("provisional")
 
 
@@ -216,6 +221,8 @@ def to_row(r: sqlite3.Row | tuple[object, ...]) -> Row:
     values = list(r)
     for i in _LISTS_AT:
         values[i] = _json_list(values[i])
+    for i in _MAPS_AT:
+        values[i] = {} if values[i] == "{}" else json.loads(values[i])
     values[_PROVISIONAL_AT] = bool(values[_PROVISIONAL_AT])
     return Row(*values)
 
@@ -227,6 +234,8 @@ def column_value(f: FieldSpec, value: object) -> object:
     if f.kind == "list":
         # Most lists are empty: json.dumps was a seventh of deriving a memory (50,000 calls a 10k reindex).
         return json.dumps(value, ensure_ascii=False) if value else "[]"
+    if f.kind == "map":
+        return json.dumps(value, ensure_ascii=False) if value else "{}"
     return value
 
 
@@ -245,7 +254,8 @@ def derive(mem: Memory) -> Derived:
     title, body = mem.title, mem.body
     values = {name: column_value(f, getattr(mem, name)) for name, f in INDEXED.items()}
     values.update(title=title, excerpt=mem.excerpt, content_key=content_key(body), body_sha=body_sha(body),
-                  provisional=int(mem.provisional), body_chars=len(body), text_key=text_key(body))
+                  provisional=int(mem.provisional), body_chars=len(body), text_key=text_key(body),
+                  thread=mem.written_by.get("session") or mem.source)
     stems = (textproc.stem_text(title), textproc.stem_text(body))
     return Derived(values, stems, termfreq.terms_of(*stems))
 

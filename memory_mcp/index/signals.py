@@ -119,9 +119,9 @@ class SearchSignals:
     def neighbours(self, rowids: Iterable[int], window: int, where: RowFilter | None = None
                    ) -> dict[int, list[int]]:
         """rowid -> the rowids of the `window` memories written just before and just after it in its
-        `source` (by `created`, then id), among those `where` admits; memories with no source or no
-        created time have none. One statement: each neighbour is an indexed step along
-        `memories_by_source` from the memory's own place."""
+        thread (the session that wrote it, else its `source`; by `created`, then id), among those
+        `where` admits; memories with no thread or no created time have none. One statement: each
+        neighbour is an indexed step along `memories_by_thread` from the memory's own place."""
         ids = list(dict.fromkeys(rowids))[:500]
         if not ids or window <= 0:
             return {}
@@ -129,12 +129,12 @@ class SearchSignals:
         steps: list[str] = []
         for op, order in (("<", "DESC"), (">", "ASC")):
             for at in range(window):
-                steps.append(f"(SELECT m.rowid FROM memories m WHERE m.source = s.source AND m.created IS NOT NULL"
+                steps.append(f"(SELECT m.rowid FROM memories m WHERE m.thread = s.thread AND m.created IS NOT NULL"
                              f" AND (m.created, m.id) {op} (s.created, s.id){cond}"
                              f" ORDER BY m.created {order}, m.id {order} LIMIT 1 OFFSET {at})")
         rows = self.conn.execute(
             f"SELECT s.rowid, {', '.join(steps)} FROM memories s WHERE s.rowid IN ({','.join('?' * len(ids))})"
-            " AND s.source != '' AND s.created IS NOT NULL", args * len(steps) + ids)
+            " AND s.thread != '' AND s.created IS NOT NULL", args * len(steps) + ids)
         return {r[0]: [n for n in r[1:] if n is not None] for r in rows}
 
     def select(self, where: RowFilter) -> list[Row]:

@@ -1,11 +1,14 @@
-"""Neighbours in time and source: a memory written in the same `source` just before or after a
+"""Neighbours in time and session: a memory written in the same session just before or after a
 strong match gets a share of that match's score.
 
-An agent that records a session writes its memories one after another under one `source` ("session
-2026-08-24"); the answer to a question is often the memory next to the one that matches it best
-(the question asked, then its answer: "How long have you been married?" -> "5 years already!").
-Only memories with a non-empty `source` and a `created` time take part, and adjacency is by
-`created` (ties by id) within that source, never by file order or rowid.
+An agent writes a session's memories one after another; the answer to a question is often the
+memory next to the one that matches it best (the question asked, then its answer: "How long have
+you been married?" -> "5 years already!"). A memory's thread is the session that wrote it (the
+`session` of `written_by`, which the server, the CLI and the hooks stamp on their own), else its
+`source` (an import's, or a file written before the stamp existed); only memories with a thread and
+a `created` time take part, and adjacency is by `created` (ties by id: ULIDs are minted in order
+within a process, so write order survives several writes in one second) within that thread, never
+by file order or rowid.
 
 Only candidates of the query are raised: a neighbour that matches nothing of it gains nothing, so
 "a hit that matches nothing of the query is not a result" (query.MIN_SHARE) holds here too. Letting

@@ -27,7 +27,8 @@ and also hides FTS5's IDF clamp: a term in more than half of a small store gets 
 raw scores there are ~1e-6 and would round to 0.
 
 Neighbours in time (`neighbours.spread`, after coverage): the memories written just before and after
-one of the best candidates in its `source` gain a share of its score, when they are candidates too.
+one of the best candidates in its thread (its session, else its `source`) gain a share of its score,
+when they are candidates too.
 
 No padding (`MIN_SHARE`): a candidate scoring under a thousandth of the best is dropped. Such a
 memory shares with the query only terms FTS5's clamp zeroed (in a store of 5, a word 3 of them

@@ -74,6 +74,11 @@ def _simple_frontmatter(fm_text: str) -> dict[str, object] | None:
         key, value = m.group(1), m.group(2)
         if key in _NUMBER_KEYS and _NUMBER.fullmatch(value):
             data[key] = float(value) if "." in value else int(value)
+        elif value.startswith("{"):
+            mapping = _simple_map(value)
+            if mapping is None:
+                return None
+            data[key] = mapping
         elif value.startswith("["):
             if not value.endswith("]"):
                 return None
@@ -86,6 +91,23 @@ def _simple_frontmatter(fm_text: str) -> dict[str, object] | None:
         else:
             return None
     return data
+
+
+_MAP_ITEM = re.compile(r"([a-z_]+): (.+)")
+
+
+def _simple_map(value: str) -> dict[str, str] | None:
+    """A flow mapping of plain names to plain words, `{a: x, b: y}`, as the YAML loader reads it;
+    None when it is anything else (a quoted or repeated key, a value YAML would not read as text)."""
+    if not value.endswith("}"):
+        return None
+    out: dict[str, str] = {}
+    for item in value[1:-1].split(", ") if value != "{}" else []:
+        m = _MAP_ITEM.fullmatch(item)
+        if m is None or m.group(1) in out or not (_plain(m.group(1), _FLOW_ITEM) and _plain(m.group(2), _FLOW_ITEM)):
+            return None
+        out[m.group(1)] = m.group(2)
+    return out
 
 
 def decode(raw: bytes) -> str:
@@ -165,6 +187,16 @@ def _list(data: dict[str, Any], key: str) -> list[str]:
     return [str(v) for v in value]
 
 
+def _map(data: dict[str, Any], key: str) -> dict[str, str]:
+    value = data.get(key)
+    if value is None or value == "":
+        return {}
+    if not isinstance(value, dict) or any(not isinstance(k, str) or isinstance(v, (dict, list))
+                                          for k, v in value.items()):
+        raise ParseError(f"'{key}' must be a mapping of names to single values, like {{client: cli, host: laptop}}")
+    return {k: str(v) for k, v in value.items() if v is not None and v != ""}
+
+
 def _enum(data: dict[str, Any], key: str, enum: type[StrEnum], default: object) -> object:
     value = data.get(key)
     if value is None:
@@ -202,6 +234,7 @@ _READERS: dict[FieldKind, Callable[[dict[str, Any], FieldSpec], object]] = {
     "text": _text_or_default,
     "date": _text_or_default,
     "number": _number,
+    "map": lambda data, f: _map(data, f.name),
 }
 # Numbers are checked before unknown keys and the other fields, as they always were, so a file with
 # several mistakes keeps reporting the same one.
@@ -252,6 +285,10 @@ def _flow_list(values: list[str]) -> str:
     return "[" + ", ".join(scalar(v) for v in values) + "]"
 
 
+def _flow_map(values: dict[str, str]) -> str:
+    return "{" + ", ".join(f"{scalar(k)}: {scalar(v)}" for k, v in values.items()) + "}"
+
+
 def _dump_extra(extra: dict[str, object]) -> str:
     """Unknown keys as block YAML; unicode kept readable unless it would not read back the same."""
     from memory_mcp.truth import strictyaml
@@ -270,6 +307,7 @@ _WRITERS: dict[FieldKind, Callable[[Any], str]] = {
     "text": scalar,
     "date": scalar,
     "number": lambda value: repr(round(value, 2)),
+    "map": _flow_map,
 }
 _WRITE = {f.name: (_WRITERS[f.kind], f.always_written) for f in FIELDS}
 
@@ -306,9 +344,11 @@ def masked(mem: Memory) -> Memory:
     def shown(value: Any) -> Any:
         if isinstance(value, str):
             return mask(value)
+        if isinstance(value, dict):
+            return {k: shown(v) for k, v in value.items()}
         return [shown(v) for v in value] if isinstance(value, list) else value
 
-    texts = {f.name: shown(getattr(mem, f.name)) for f in FIELDS if f.kind in ("text", "list")}
+    texts = {f.name: shown(getattr(mem, f.name)) for f in FIELDS if f.kind in ("text", "list", "map")}
     return replace(mem, body=mask(mem.body), extra={k: shown(v) for k, v in mem.extra.items()}, **texts)
 
 

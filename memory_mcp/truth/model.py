@@ -76,7 +76,8 @@ SOURCE_MAX = 500
 #   text   one line of text, written plain when it reads back the same, else double-quoted
 #   date   like text (kept exactly as written: no timestamp parsing), named apart for tool schemas
 #   number a number clamped to `bounds`, written rounded to 2 decimals
-FieldKind = Literal["id", "enum", "list", "text", "date", "number"]
+#   map    a flow mapping of names to one-line text values, `{a: x, b: y}`, in the order written
+FieldKind = Literal["id", "enum", "list", "text", "date", "number", "map"]
 # How sync's three-way merge treats a field both sides changed (sync._merge_fields):
 #   same      compared: both sides setting it to different values is a conflict (the default)
 #   set       a set: what either side added is kept, what either side removed is dropped
@@ -84,7 +85,9 @@ FieldKind = Literal["id", "enum", "list", "text", "date", "number"]
 #   latest    the later of the two by time (parse_iso), so hand-written offsets compare right
 #   sum       base plus both sides' changes, clamped to `bounds`
 #   identity  not merged: versions with different values are different memories
-MergeRule = Literal["same", "set", "earliest", "latest", "sum", "identity"]
+#   version   the value of the side that changed it; both did: the side whose `updated` is later
+#             (a field that describes the write that made a version, not a fact to reconcile)
+MergeRule = Literal["same", "set", "earliest", "latest", "sum", "identity", "version"]
 Tool = Literal["remember", "update"]
 
 
@@ -119,10 +122,13 @@ def frontmatter(kind: FieldKind, default: object = MISSING, *, always_written: b
                 indexed: bool = True, merge: MergeRule = "same", tools: frozenset[Tool] = frozenset(),
                 description: str = "", bounds: tuple[float, float] | None = None) -> Any:
     """A `Memory` field that is a frontmatter key. Returns `Any`, as `dataclasses.field` does, so the
-    annotation on the left stays the field's type. A list's default is always a new empty list."""
+    annotation on the left stays the field's type. A list's default is always a new empty list, and
+    a map's a new empty dict."""
     meta = {_SPEC: FieldSpec(kind, always_written, indexed, merge, tools, description, bounds)}
     if kind == "list":
         return field(default_factory=list, metadata=meta)
+    if kind == "map":
+        return field(default_factory=dict, metadata=meta)
     return field(default=default, metadata=meta)
 
 
@@ -164,6 +170,11 @@ class Memory:
     paths: list[str] = frontmatter("list", merge="set", tools=_BOTH_TOOLS,
                                    description="Globs of the project files it is about, relative to the project "
                                                "root (** crosses folders, * does not), e.g. src/billing/**")
+    # Who wrote this version and where (truth/stamp.py): set by the server, the CLI and the hooks on
+    # remember and update, never by a tool's caller; absent from files people write.
+    written_by: dict[str, str] = frontmatter("map", merge="version",
+                                             description="Who wrote this version and where: client, session, "
+                                                         "host, project, branch, commit (set by the server)")
     extra: dict[str, object] = field(default_factory=dict)
     # True when the file has no frontmatter id and `id` was derived from its path.
     provisional: bool = False

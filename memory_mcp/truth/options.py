@@ -9,7 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import MISSING, dataclass, field, fields
-from typing import Any, TypedDict, TypeVar
+from typing import TYPE_CHECKING, Any, TypedDict, TypeVar
+
+if TYPE_CHECKING:  # every hook imports this module; only a write needs the stamp
+    from memory_mcp.truth.stamp import Writer
 
 # Called with (done, total) as a long operation (reindex, import, sync) goes.
 Progress = Callable[[int, int], None]
@@ -22,17 +25,19 @@ class Remember:
     `fields` holds, by name, the values of the fields `model.settable("remember")` lists (type,
     trust, entities, ...), as the caller sent them; a field left out takes its declared default. One
     mapping rather than one attribute each, so a field declared settable in `model.Memory` needs no
-    change here (docs/contributing.md)."""
+    change here (docs/contributing.md). `by`: who writes, stamped as `written_by` (None: a script
+    through the library, which stamps nothing)."""
 
     content: str
     title: str | None = None
+    by: Writer | None = None
     fields: Mapping[str, object] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
 class Update:
     """memory_update: the text, title or fields (`model.settable("update")`, by name in `fields`) to
-    change; a field that is absent or None stays as it is."""
+    change; a field that is absent or None stays as it is. `by` restamps `written_by` (None keeps it)."""
 
     id: str
     content: str | None = None
@@ -40,6 +45,7 @@ class Update:
     # The git blob id of the file as the caller last read it (`MemoryPage.blob`): when set, a file
     # changed since (a hand edit, another session) is refused with `Stale`, never overwritten.
     expected_sha: str = ""
+    by: Writer | None = None
     fields: Mapping[str, object] = field(default_factory=dict)
 
 
@@ -58,6 +64,9 @@ class Recall:
     min_score: float = 0.0
     file: str = ""  # a project-relative path: only the memories whose `paths` globs match it
     as_of: str = ""  # a day, YYYY-MM-DD (UTC): answer from the store as git held it at its end
+    # The folder of the project `file` belongs to, whose history says whether the file changed since
+    # a memory was written (app/staleness.py); "" for the working folder's (a hook names its session's).
+    project: str = ""
 
 
 @dataclass(frozen=True)

@@ -77,9 +77,13 @@ def _linked(candidate: Path, dot_git: Path) -> Repository:
 def store_name(key: Path) -> str:
     """`<name>-<hash8>`: the name so a person can tell the project, the hash of the path's bytes
     (os.fsencode: a path that is not UTF-8 gets one too; a UTF-8 path hashes as its text did)."""
-    label = key.name.removesuffix(".git") if key.name != ".git" else key.parent.name
-    name = re.sub(r"[^A-Za-z0-9._-]+", "-", label).strip("-.") or "root"
+    name = re.sub(r"[^A-Za-z0-9._-]+", "-", label(key)).strip("-.") or "root"
     return f"{name[:40]}-{hashlib.sha256(os.fsencode(key)).hexdigest()[:8]}"
+
+
+def label(key: Path) -> str:
+    """The name a person knows a repository by: its folder's (a bare `app.git` is `app`)."""
+    return key.name.removesuffix(".git") if key.name != ".git" else key.parent.name
 
 
 @dataclass(frozen=True)

@@ -83,6 +83,9 @@ class Hit:
     # person on this machine (`truth/standing.py`: own, accepted or unaccepted).
     author: str = ""
     standing: str = ""
+    # A file memory whose file changed since it was written (app/staleness.py), in a file recall:
+    # "src/billing/tax.py changed in 3 commits since"; "" otherwise.
+    changed: str = ""
 
 
 @dataclass
@@ -215,6 +218,8 @@ class StatusResult:
     # About where the store and its index came from (issue 31): an index rebuilt because it was not
     # built here, a `.derived/` tracked in git, a store not trusted on this machine.
     notices: list[str] = field(default_factory=list)
+    # File memories whose files changed since they were written (app/staleness.py), newest first.
+    files_changed: list[Listed] = field(default_factory=list)
 
 
 @dataclass

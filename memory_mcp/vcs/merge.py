@@ -64,6 +64,10 @@ def merge_fields(history: History, base: Memory | None, ours: Memory, theirs: Me
             setattr(out, spec.name, min(filter(None, (mine, other)), default=None))
         elif spec.merge == "latest":
             setattr(out, spec.name, max(filter(None, (mine, other)), key=_when, default=None))
+        elif spec.merge == "version":
+            value, clash = _three(getattr(base, spec.name) if base else None, mine, other)
+            newer = _when(ours.updated or "") >= _when(theirs.updated or "")
+            setattr(out, spec.name, (mine if newer else other) if clash else value)
         elif spec.merge == "sum":
             start = getattr(base, spec.name) if base else 0.0
             low, high = spec.bounds or (float("-inf"), float("inf"))

@@ -14,6 +14,7 @@ from memory_mcp.index.db import Index
 from memory_mcp.index.schema import FileStat, RowFilter
 from memory_mcp.recall import neighbours, query
 from memory_mcp.truth.model import Memory, State, compose_body
+from memory_mcp.truth.stamp import Writer, new_session
 
 SESSION = "session 2026-08-24 staging"
 # (name, source, created, text). The cause of the failure is written right after the failure, in the
@@ -73,6 +74,45 @@ def test_a_neighbour_that_matches_nothing_of_the_query_is_no_result(tmp_path: Pa
     assert "lunch" not in got, got
 
 
+def test_memories_written_in_one_server_session_are_neighbours_with_no_source(tmp_path: Path) -> None:
+    # The server never set `source`, so an agent's memories had no neighbours; each write is now
+    # stamped with the session that wrote it, and that is the thread neighbours follow. All of them
+    # are written within a second or two: write order survives the tie in `created`.
+    store = Store.open(tmp_path / "store")
+    ids: dict[str, str] = {}
+    sessions = {SESSION: Writer("agent", new_session()), "session 2026-08-30": Writer("agent", new_session())}
+    try:
+        for name, source, _created, text in MEMORIES:
+            ids[store.remember(text, by=sessions.get(source), type="fact").id] = name
+        got = _ranked(store, ids)
+        rows = {ids[r.id]: r for r in store.index().select(RowFilter(frozenset({"active"})))}
+    finally:
+        store.close()
+    assert all(not r.source for r in rows.values())
+    assert rows["failure"].written_by["session"] == rows["found"].written_by["session"] != rows["other"].thread
+    assert got[:2] == ["failure", "found"], got
+    assert got.index("found") < got.index("template")
+
+
+def test_write_order_in_a_session_survives_writes_in_the_same_second(tmp_path: Path) -> None:
+    # Ids made by one process sort in the order they were made, also within one millisecond, and
+    # adjacency in a thread is by (created, id): the second written is next to the first and the third.
+    made = [new_id() for _ in range(2000)]
+    assert made == sorted(made)
+    index = Index.open(tmp_path / "index.sqlite")
+    try:
+        with index.transaction():
+            for i, name in enumerate("abc"):
+                mem = Memory(id=made[i], body=compose_body(f"note {name}", None), created="2026-01-01T10:00:00Z",
+                             written_by={"client": "agent", "session": "S1"})
+                index.upsert(f"{name}.md", mem, [], FileStat(0, 0, ""))
+        r = {p[:-3]: rowid for rowid, p in index.conn.execute("SELECT rowid, path FROM memories")}
+        assert index.neighbours([r["b"]], 1) == {r["b"]: [r["a"], r["c"]]}
+        assert index.neighbours([r["a"]], 1) == {r["a"]: [r["b"]]}
+    finally:
+        index.close()
+
+
 def _index(tmp_path: Path, rows: list[tuple[str, str | None, str, str]]) -> tuple[Index, dict[str, int]]:
     """An index of (name, created, source, state) memories, inserted in the order given."""
     index = Index.open(tmp_path / "index.sqlite")
@@ -126,9 +166,9 @@ def test_each_neighbour_is_an_indexed_step(tmp_path: Path) -> None:
     index, r = _index(tmp_path, [("a", "2026-01-01T10:00:00Z", "s", "active")])
     try:
         plan = " ".join(str(row[-1]) for row in index.conn.execute(
-            "EXPLAIN QUERY PLAN SELECT m.rowid FROM memories m WHERE m.source = ? AND (m.created, m.id) < (?, ?)"
+            "EXPLAIN QUERY PLAN SELECT m.rowid FROM memories m WHERE m.thread = ? AND (m.created, m.id) < (?, ?)"
             " ORDER BY m.created DESC, m.id DESC LIMIT 1", ("s", "2026-01-01T10:00:00Z", "x")))
-        assert "memories_by_source" in plan, plan
+        assert "memories_by_thread" in plan, plan
     finally:
         index.close()
 

@@ -35,6 +35,8 @@ def _value(f: FieldSpec, variant: int) -> object:
         return f"2026-0{1 + variant}-02T03:04:05Z"
     if f.kind == "number":
         return round(0.1 * (variant + 1), 2)
+    if f.kind == "map":
+        return {"client": f"client-{variant}", "session": f"S{variant}", "branch": f"feature/x{variant}"}
     return f"{f.name} text {variant}"
 
 
@@ -50,7 +52,7 @@ def test_fields_are_the_frontmatter_keys_of_the_file_format_in_order() -> None:
     assert files.KEY_ORDER == (
         "id", "type", "state", "trust", "entities", "source", "created", "updated", "review_after",
         "conflicts_with", "distinct_from", "supersedes", "superseded_by", "deprecated_reason", "feedback",
-        "paths")
+        "paths", "written_by")
     assert [f.name for f in FIELDS] == [f.name for f in fields(Memory) if f.name not in ("body", "extra", "provisional")]
 
 
@@ -137,6 +139,8 @@ def test_sync_merges_each_ruled_field_by_its_rule() -> None:
             assert got == max(mine, other), f.name
         elif f.merge == "sum":
             assert got == round(was + (mine - was) + (other - was), 2), f.name
+        elif f.merge == "version":
+            assert got == other, f.name  # both changed it: the side with the later `updated` (theirs)
 
 
 def test_settable_names_the_tool_parameters() -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from memory_mcp.adapters import render
 from memory_mcp.adapters.cli.registry import command
-from memory_mcp.adapters.cli.stores import chosen, open_scopes, open_store
+from memory_mcp.adapters.cli.stores import chosen, cli_writer, open_scopes, open_store
 from memory_mcp.truth import globs, roots, words
 from memory_mcp.truth.errors import InvalidArgument
 from memory_mcp.truth.options import Recall
@@ -186,7 +186,7 @@ def import_(args: argparse.Namespace) -> int:
 
     with ProgressBar("import") as bar:
         report = store.import_memories(args.kind, None if stdin is not None else args.path, stdin,
-                                       keep_trust=args.keep_trust, progress=bar)
+                                       keep_trust=args.keep_trust, progress=bar, by=cli_writer())
     print(report.summary())
     return 1 if report.refused else 0
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from memory_mcp.adapters import render
 from memory_mcp.adapters.cli.registry import command
-from memory_mcp.adapters.cli.stores import open_scopes
+from memory_mcp.adapters.cli.stores import cli_writer, open_scopes
 from memory_mcp.truth import options
 from memory_mcp.truth.model import BulkDecision, Decision, FieldSpec, ForgetMode, Tool, Trust, settable
 from memory_mcp.truth.roots import PROJECT, USER
@@ -72,7 +72,7 @@ def _remember_options(p: argparse.ArgumentParser) -> None:
 @command("remember", "write a new memory (the memory_remember tool)", _remember_options, user_store=True)
 def remember(args: argparse.Namespace) -> int:
     content = " ".join(args.content) if args.content else sys.stdin.read()
-    opts = options.Remember(content=content, title=args.title, fields=_fields(args, "remember"))
+    opts = options.Remember(content=content, title=args.title, by=cli_writer(), fields=_fields(args, "remember"))
     print(render.remember(open_scopes(args).store(args.scope).remember(opts)))
     return 0
 
@@ -86,7 +86,8 @@ def _update_options(p: argparse.ArgumentParser) -> None:
 
 @command("update", "change a memory's text or fields in place (memory_update)", _update_options, user_store=True)
 def update(args: argparse.Namespace) -> int:
-    opts = options.Update(id=args.id, content=args.content, title=args.title, fields=_fields(args, "update"))
+    opts = options.Update(id=args.id, content=args.content, title=args.title, by=cli_writer(),
+                          fields=_fields(args, "update"))
     print(render.read(open_scopes(args).owner(args.id).update(opts)))
     return 0
 

@@ -10,6 +10,7 @@ from memory_mcp.truth import roots
 
 if TYPE_CHECKING:
     from memory_mcp.app.store import Store
+    from memory_mcp.truth.stamp import Writer
 
 
 def chosen(args: argparse.Namespace) -> roots.Chosen:
@@ -27,3 +28,15 @@ def open_store(args: argparse.Namespace) -> Store:
     """The one store a command that changes it works on: the first of `chosen` (a stand-in that
     refuses, naming `memory-mcp trust`, for a project store not trusted on this machine)."""
     return scopes.open_trusted(chosen(args).config.project)
+
+
+def cli_writer() -> Writer:
+    """Who a command writes as: client `cli`, a session of its own (one command, one session), in the
+    working folder's project."""
+    from memory_mcp.truth.stamp import (  # a write's only: the parser loads this module
+        CLI,
+        Writer,
+        new_session,
+    )
+
+    return Writer(CLI, new_session(), roots.working_folder())

@@ -53,15 +53,16 @@ def _notes(ledger: hookstate.ImportLedger, folder: Path) -> tuple[dict[str, str]
     return notes, {name: sha for name, sha in notes.items() if ledger.notes.get(name, {}).get("sha") != sha}
 
 
-def import_notes(store: Any, folder: Path) -> str:
+def import_notes(store: Any, folder: Path, by: Any = None) -> str:
     """Import the notes of an auto-memory folder that are new or changed since the last import;
     a changed note's new memory supersedes the one imported from its earlier text. Returns a
-    one-line account for the session (empty when nothing was new)."""
+    one-line account for the session (empty when nothing was new). `by`: the `stamp.Writer` the
+    imported memories are stamped with (the Claude Code session that found them)."""
     ledger = hookstate.ImportLedger(store.root)
     notes, changed = _notes(ledger, folder)
     if not changed:
         return ""
-    report = store.import_memories("claude-code", folder)
+    report = store.import_memories("claude-code", folder, by=by)
     superseded = 0
     for new_id in report.imported:
         source = str(store.read(new_id).frontmatter.get("source", ""))

@@ -231,10 +231,14 @@ def session_start_event(payload: dict[str, Any], options: Options) -> str:
 
 def session_start(payload: dict[str, Any], scopes: Scopes, told: str = "") -> str:
     """Import new auto-memory notes, then return the digest as SessionStart additionalContext."""
+    from memory_mcp.truth.stamp import HOOK, Writer, new_session
+
     imported = ""
     if automemory.mode() == "import" and "project" in scopes.stores:
         with contextlib.suppress(Exception):  # the digest matters more than the import
-            imported = automemory.import_notes(scopes.stores["project"], automemory.folder(session_folder(payload)))
+            folder = session_folder(payload)
+            by = Writer(HOOK, str(payload.get("session_id") or "") or new_session(), folder)
+            imported = automemory.import_notes(scopes.stores["project"], automemory.folder(folder), by)
     return session_start_output(payload, named(scopes.digest(), scopes.stores), imported, told)
 
 
@@ -301,7 +305,8 @@ def prompt_line(h: Hit, now: datetime | None = None, last_scope: str | None = No
         excerpt = excerpt[:EXCERPT_CHARS].rsplit(" ", 1)[0] + "..."
     state = "" if h.state == "active" else f", {h.state}"
     scope = f", {h.scope} scope" if h.scope and h.scope != last_scope else ""
-    return framing.data_line(f"- [{h.id}] {h.type}{state}{scope}, {age(h.updated, now)}{provenance(h)}: "
+    changed = f", {h.changed}" if h.changed else ""
+    return framing.data_line(f"- [{h.id}] {h.type}{state}{scope}, {age(h.updated, now)}{provenance(h)}{changed}: "
                              f"{h.title} - {excerpt}")
 
 
@@ -387,7 +392,8 @@ def file_memories(payload: dict[str, Any], options: Options) -> str:
     if rel.startswith("/") or not roots:
         return ""  # outside the project no glob matches
     state = hookstate.SessionState(str(payload.get("session_id", "")))
-    lines = file_lines(recall_hits(roots, Recall(file=rel, limit=FILE_MEMORIES)), state.seen)
+    opts = Recall(file=rel, limit=FILE_MEMORIES, project=str(session_folder(payload)))
+    lines = file_lines(recall_hits(roots, opts), state.seen)
     if not lines:
         return ""
     state.add(_ID.findall("\n".join(lines)))

@@ -30,6 +30,7 @@ from pydantic import BaseModel, Field, PrivateAttr, ValidationError
 import memory_mcp
 from memory_mcp.adapters import render
 from memory_mcp.adapters.serve import toolcache
+from memory_mcp.adapters.serve.sessions import writer
 from memory_mcp.adapters.serve.toolargs import (
     ALWAYS_LOAD,
     DESTRUCTIVE,
@@ -265,12 +266,13 @@ def _add_memory_tools(mcp: MCPServer, call: _Calls) -> None:
     async def memory_remember(
         content: Annotated[str, Field(description="The memory: a few sentences of markdown, one fact or decision")],
         title: Annotated[str | None, Field(description="Short title; derived from the content when omitted")] = None,
+        *, ctx: Context,
         scope: Annotated[ScopeArg | None, Field(description=SCOPE_HELP)] = None,
         **fields: Any,
     ) -> Annotated[CallToolResult, RememberResult]:
         """Store a durable memory (a file in the git-backed store). Returns its id, and `conflicts`:
         existing memories it may contradict, to settle with memory_resolve."""
-        opts = options.Remember(content=content, title=title, fields=fields)
+        opts = options.Remember(content=content, title=title, by=writer(ctx), fields=fields)
         r = await call(lambda s: s.store(scope).remember(opts))
         return _answer(r, render.remember(r))
 
@@ -320,10 +322,11 @@ def _add_change_tools(mcp: MCPServer, call: _Calls) -> None:
         id: Annotated[str, Field(description="Memory id")],
         content: Annotated[str | None, Field(description="New text; None keeps it")] = None,
         title: Annotated[str | None, Field(description="New title; None keeps it")] = None,
+        *, ctx: Context,
         **fields: Any,
     ) -> Annotated[CallToolResult, ReadResult]:
         """Change a memory's text or fields in place. State changes go through memory_forget/memory_resolve."""
-        opts = options.Update(id=id, content=content, title=title, fields=fields)
+        opts = options.Update(id=id, content=content, title=title, by=writer(ctx), fields=fields)
         r = await call(lambda s: s.owner(id).update(opts))
         return _answer(r, render.read(r))
 

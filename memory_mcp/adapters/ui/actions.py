@@ -86,7 +86,7 @@ async def edit(ui: Ui, request: Request, form: FormData) -> str:
     if content is not None:
         content = f"# {title or now.memory.title}\n\n{content.strip()}"
     done = store.update(mem_id, content=content, title=retitle, expected_sha=_text(form, "expected_sha"),
-                        **fields)  # type: ignore[arg-type]
+                        by=ui.writer, **fields)  # type: ignore[arg-type]
     ui.record(scope, store, [done.id])
     _say(request, ui, f"saved: {done.title}")
     return f"/m/{done.id}"

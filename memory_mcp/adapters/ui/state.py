@@ -16,6 +16,8 @@ from memory_mcp.adapters.ui.guard import Keys
 from memory_mcp.app.scopes import Scopes
 from memory_mcp.app.store import Store
 from memory_mcp.truth.model import MemoryType, State, Trust
+from memory_mcp.truth.roots import working_folder
+from memory_mcp.truth.stamp import UI, Writer, new_session
 from memory_mcp.truth.standing import STANDINGS
 
 NOTES_KEPT = 20
@@ -42,6 +44,8 @@ class Ui:
     keys: Keys
     made: list[Made] = field(default_factory=list)
     notes: dict[str, Note] = field(default_factory=dict)
+    # Who the page's edits are written as (`written_by`): client `ui`, one session per `memory-mcp ui`.
+    writer: Writer = field(default_factory=lambda: Writer(UI, new_session(), working_folder()))
     env: Environment = field(init=False)
 
     def __post_init__(self) -> None:
