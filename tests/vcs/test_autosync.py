@@ -199,9 +199,10 @@ def wait_for(check, seconds: float = 30):  # type: ignore[no-untyped-def]
 def test_session_start_pulls_in_the_background_and_the_next_prompt_says_what_came(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     env = hook_env(tmp_path, monkeypatch)
-    a, b, _ = pair(tmp_path, seed=1)
+    a, b, bare = pair(tmp_path, seed=1)
     b.remember("The staging database is called heron.")
     b.sync()
+    a.remember("Written here while no sync ran: the gate code is 4.")  # a push not done yet
 
     def hook(event: str, payload: dict) -> str:
         done = subprocess.run([EXE, "hook", event, "--store", str(a.root)], input=json.dumps(payload),
@@ -212,7 +213,8 @@ def test_session_start_pulls_in_the_background_and_the_next_prompt_says_what_cam
     hook("SessionStart", {"session_id": "s1", "cwd": env["PROJECT"], "source": "startup"})
     wait_for(lambda: len(syncrecord.load(a.root)) == 2)
     last = syncrecord.load(a.root)[-1]
-    assert last.why == "session start" and last.arrived == {"Bob": 1}
+    assert last.why == "session start" and last.arrived == {"Bob": 1} and last.pushed == 2  # ours and the merge
+    assert git(a.root, "ls-remote", str(bare), "main").split()[0] == git(a.root, "rev-parse", "HEAD").strip()
     said = hook("UserPromptSubmit", {"session_id": "s1", "cwd": env["PROJECT"], "prompt": "thanks!"})
     assert "the project store: sync: 1 new memory arrived (by Bob 1)" in said
     assert hook("UserPromptSubmit", {"session_id": "s1", "cwd": env["PROJECT"], "prompt": "thanks!"}) == ""
@@ -251,3 +253,15 @@ async def test_the_server_pushes_after_writes_once_quiet(tmp_path: Path) -> None
     assert pushed
     records = syncrecord.load(a.root)
     assert [r.why for r in records[-1:]] == ["after writes"] and records[-1].pushed >= 1
+
+
+@pytest.mark.anyio
+async def test_a_push_pending_when_the_server_exits_is_done_by_a_process_that_outlives_it(tmp_path: Path) -> None:
+    a, _, bare = pair(tmp_path, seed=1)
+    a.close()
+    async with open_server(a.root, extra_env={"MEMORY_MCP_SYNC_DELAY": "600"}) as s:
+        await s.call("memory_remember", content="Written just before the agent closed: the heron queue is paused.")
+        head = git(a.root, "rev-parse", "HEAD").strip()
+    # The server is gone; its pending push was handed to a detached sync, which finishes on its own.
+    assert wait_for(lambda: git(a.root, "ls-remote", str(bare), "main").split()[:1] == [head])
+    assert syncrecord.load(a.root)[-1].why == "after writes"
