@@ -13,7 +13,7 @@ Standard library (and the index) only on the read side: the hooks import it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -45,9 +45,10 @@ def refresh(root: Path, index: Index, history: History, seen: bool) -> bool:
     return True
 
 
-def held(index: Index) -> list[authorship.Version]:
-    """Every memory version the index holds."""
-    return [(v.id, v.blob) for v in authors.versions(index.conn).values()]
+def held(index: Index) -> Iterator[authorship.Version]:
+    """Every memory version the index holds, read when first asked for: `take_baseline` asks only
+    the first time this version sees the store, and every process's first call passes it."""
+    yield from ((v.id, v.blob) for v in authors.versions(index.conn).values())
 
 
 def carry(made: list[tuple[authorship.Version | None, authorship.Version]]) -> None:

@@ -14,7 +14,6 @@ import os
 import shutil
 import sqlite3
 import stat
-import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -54,6 +53,8 @@ def init_store(root: Path, refused: Callable[[Path], InvalidStore] | None = None
     """Create a store at `root` from the template, git-init it and commit. Refuses to overwrite (with
     `refused(root)` when given), and refuses a project's `.memory` that is not a folder of its own
     (`identity.refusal`). A store another process is making meanwhile is waited for and returned."""
+    import tempfile  # here, not at the top: every command's process would pay for it
+
     check_identity(root)
     root = root.expanduser().resolve()
     check_folder(root)

@@ -14,7 +14,6 @@ import math
 import os
 import re
 import stat
-import tempfile
 from collections.abc import Callable
 from dataclasses import replace
 from enum import StrEnum
@@ -367,8 +366,23 @@ def is_temp_name(name: str) -> bool:
 
 
 def leftover_temp_files(folder: Path) -> list[Path]:
-    """Temp files of `atomic_write_bytes` under `folder`: only a writer killed mid-write leaves one."""
-    return [p for p in folder.rglob(".*.tmp") if _TEMP_NAME.match(p.name) and p.is_file()]
+    """Temp files of `atomic_write_bytes` under `folder`: only a writer killed mid-write leaves one.
+    Folders are walked as `Path.rglob` does (links to folders not followed) by name, with a Path
+    made only for a find: every process's first call looks, and rglob made one of each file (1.3 of
+    its 2.3 ms at 1,000 memories)."""
+    found: list[Path] = []
+    folders = [str(folder)]
+    while folders:
+        try:
+            with os.scandir(folders.pop()) as entries:
+                for entry in entries:
+                    if entry.is_dir(follow_symlinks=False):
+                        folders.append(entry.path)
+                    elif entry.name[0] == "." and _TEMP_NAME.match(entry.name) and entry.is_file():
+                        found.append(Path(entry.path))
+        except OSError:  # a folder gone or unreadable meanwhile is passed over
+            continue
+    return found
 
 
 def _umask() -> int:
@@ -385,6 +399,8 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
 
     The temp file is a dot-file in the same folder: the scanner skips dot-files, and rename
     within one folder is atomic."""
+    import tempfile  # a write's only: a reading command's process does not pay for it
+
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:

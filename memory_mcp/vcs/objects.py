@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import secrets
 import time
 import zlib
 from dataclasses import dataclass, field
@@ -68,7 +67,7 @@ class ObjectWriter:
         path = self.objects / hexid[:2] / hexid[2:]
         if path.exists():
             return oid
-        tmp = path.parent / f"tmp_obj_memory_mcp_{os.getpid()}_{secrets.token_hex(4)}"
+        tmp = path.parent / f"tmp_obj_memory_mcp_{os.getpid()}_{os.urandom(4).hex()}"
         try:
             with _create(tmp) as out:
                 out.write(zlib.compress(data, LOOSE_LEVEL))

@@ -138,7 +138,10 @@ class ReadOps:
         against HEAD, untracked included."""
         few = wanted is not None and len(wanted) <= MAX_ARGV_PATHS
         specs = wanted if wanted is not None and few else ["memories", "dictionary.md"]
-        out = self._git("status", "--porcelain", "-z", "--untracked-files=all", "--", *specs)
+        # Without the fallback identity, which only a commit needs: deciding it runs `git config`, a
+        # process of its own that a recall (a new process at the CLI) otherwise starts for nothing.
+        out = self._git("status", "--porcelain", "-z", "--untracked-files=all", "--", *specs,
+                        env=self._process_env(identity=False))
         paths: list[str] = []
         entries = iter(out.split("\0"))
         for entry in entries:

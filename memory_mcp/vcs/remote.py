@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -234,6 +233,8 @@ class RemoteOps:
     def merge_texts(self, ours: str, base: str, theirs: str, union: bool = False) -> str | None:
         """git's line merge of three texts (`git merge-file -p`); None when it conflicts, never with
         `union` (conflicting hunks keep both sides' lines)."""
+        import tempfile  # a sync's only: every command's process imports this module
+
         with tempfile.TemporaryDirectory(prefix="memory-mcp-merge-") as tmp:
             names = []
             for name, text in (("ours", ours), ("base", base), ("theirs", theirs)):
@@ -245,6 +246,8 @@ class RemoteOps:
 
     def commit_merge(self, message: str) -> None:
         """Commit the merge under way with `message` exactly as given, no hooks."""
+        import tempfile
+
         fd, message_file = tempfile.mkstemp(prefix="memory-mcp-message-")
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as f:

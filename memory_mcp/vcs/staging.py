@@ -73,6 +73,7 @@ class StagingOps:
     _git: Callable[..., str]
     _git_bytes: Callable[..., bytes]
     _head: Callable[[], str | None]
+    head_seen: Callable[[], str]  # ReadOps'
     _process_env: Callable[..., dict[str, str]]
 
     def _config_texts(self, env: dict[str, str]) -> list[bytes]:
@@ -135,20 +136,27 @@ class StagingOps:
         return self._settings_seen[1]
 
     def _snapshot(self, paths: list[str]) -> Snapshot:
-        """The last commit (ours, or HEAD when we have none yet) with every folder `paths` need read."""
+        """The last commit (ours, or HEAD when we have none yet) with every folder `paths` need read.
+        A process's first commit reads HEAD from git's files and its root tree and those folders in
+        one `git cat-file` (a one-shot `memory-mcp remember` started a git for each of the three
+        before); HEAD read wrong would only fail the ref update's compare-and-swap, which retries."""
         snap = self._tip
+        rows: list[tuple[str, bytes, bytes] | None] = []
         if snap is None:
-            head = self._head()
+            head = self.head_seen() or self._head()  # "" when unborn or unreadable: git decides
             if head is None:
                 snap = empty_snapshot(self._object_format())
             else:
-                found = self._batch([f"{head}^{{tree}}"])[0]
-                if found is None:
+                missing = Snapshot(head, b"").missing(paths)[1:]  # the root ("") comes first
+                found = self._batch([f"{head}^{{tree}}", *(f"{head}:{d}" for d in missing)])
+                if found[0] is None:
                     raise Unsupported("HEAD's tree cannot be read")
-                snap = Snapshot(head, bytes.fromhex(found[0]), {"": parse_tree(found[2], self._raw_length())})
+                snap = Snapshot(head, bytes.fromhex(found[0][0]), {"": parse_tree(found[0][2], self._raw_length())})
+                rows = found[1:]
             self._tip = snap
         missing = snap.missing(paths)
-        rows = self._batch([f"{snap.commit}:{d}" for d in missing]) if missing and snap.commit else []
+        if missing and snap.commit and not rows:
+            rows = self._batch([f"{snap.commit}:{d}" for d in missing])
         for k, d in enumerate(missing):
             row = rows[k] if rows else None
             if row is not None and row[1] != b"tree":

@@ -2,7 +2,8 @@
 `remember` is a new process, and what it imports is most of its start (bench_cli.py). GitPython
 (45 ms), every use case loaded by the facade, python-ulid with importlib.metadata and the
 installers were imported by every command before; these tests keep them out so the start cannot
-creep back up unseen. Each runs the real CLI in a fresh interpreter and reads its sys.modules."""
+creep back up unseen. Each runs the real CLI in a fresh interpreter and reads its sys.modules (or,
+for the git processes a recall starts, git's own trace)."""
 
 from __future__ import annotations
 
@@ -21,7 +22,9 @@ NEVER = {"git", "ulid", "importlib.metadata"}
 NOT_FOR_RECALL = {"yaml", "memory_mcp.truth.secret_rules", "memory_mcp.app.writes", "memory_mcp.recall.conflicts",
                   "memory_mcp.app.importing", "memory_mcp.app.transfer", "memory_mcp.app.asof", "memory_mcp.vcs.sync",
                   "memory_mcp.app.embedding", "memory_mcp.adapters.install", "memory_mcp.adapters.hooks",
-                  "memory_mcp.adapters.cli.commands", "watchfiles", "platform"}
+                  "memory_mcp.adapters.cli.commands", "watchfiles", "platform",
+                  # what a write, a commit or a sync's merge use (temp files, object names)
+                  "tempfile", "random", "secrets"}
 # A remember writes one memory: nothing of import, export, sync, the vectors or the installers.
 NOT_FOR_REMEMBER = {"memory_mcp.app.importing", "memory_mcp.app.transfer", "memory_mcp.app.asof", "memory_mcp.vcs.sync",
                     "memory_mcp.app.embedding", "memory_mcp.adapters.install", "memory_mcp.adapters.hooks", "watchfiles"}
@@ -34,9 +37,9 @@ print(json.dumps({"code": code, "modules": sorted(sys.modules)}), file=sys.stder
 """
 
 
-def _modules(store: Path, home: Path, *argv: str) -> set[str]:
+def _modules(store: Path, home: Path, *argv: str, env: dict[str, str] | None = None) -> set[str]:
     done = subprocess.run([sys.executable, "-c", PROBE, "--store", str(store), *argv], capture_output=True,
-                          text=True, env=server_env(store, home), timeout=60)
+                          text=True, env={**server_env(store, home), **(env or {})}, timeout=60)
     report = json.loads(done.stderr.strip().splitlines()[-1])
     assert report["code"] == 0, done.stderr
     return set(report["modules"])
@@ -56,3 +59,19 @@ def test_recall_and_remember_import_only_what_they_run(tmp_path: Path) -> None:
     assert not _loaded(recall, NEVER | NOT_FOR_RECALL)
     remember = _modules(store, tmp_path, "remember", "The osprey rota is kept beside it.")
     assert not _loaded(remember, NEVER | NOT_FOR_REMEMBER)
+
+
+@pytest.mark.slow
+def test_a_recall_starts_one_git_process(tmp_path: Path) -> None:
+    """A settled store's recall asks git one thing, `git status` (what a crash left uncommitted): the
+    fallback identity's `git config` is a commit's, and a recall started it too (a process of 3-4
+    ms at the CLI). Counted from git's own trace (GIT_TRACE), one line per git started."""
+    store = make_store(tmp_path / "store")
+    _modules(store, tmp_path, "remember", "The kestrel rota is kept in the ops wiki.")
+    time.sleep(2.1)
+    _modules(store, tmp_path, "status")
+    trace = tmp_path / "git-trace.txt"
+    _modules(store, tmp_path, "recall", "kestrel", "rota", env={"GIT_TRACE": str(trace)})
+    started = [line.split("trace: built-in: ", 1)[1] for line in trace.read_text().splitlines()
+               if "trace: built-in: " in line]
+    assert [s.split()[:2] for s in started] == [["git", "status"]], started

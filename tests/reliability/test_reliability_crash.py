@@ -187,12 +187,14 @@ def test_temp_file_of_a_writer_killed_mid_write_is_removed_by_the_next_process(t
     core.close()
     leftover = store / "memories" / f".{Path(r.path).name}.k3j_9xq2.tmp"
     leftover.write_text("---\nid: half a wri")
+    nested = store / Path(r.path).parent / f".{Path(r.path).name}.w8m_2kd4.tmp"  # beside the file it was for
+    nested.write_text("---\nid: half")
     person_tmp = store / "memories" / "draft.tmp"  # not ours: a different name shape
     person_tmp.write_text("mine\n")
     again = Store.open(store)
     try:
         st = again.status()
-        assert not leftover.exists() and person_tmp.exists()
+        assert not leftover.exists() and not nested.exists() and person_tmp.exists()
         assert st.unindexed == [] and (store / r.path).read_text().startswith("---\nid: ")
     finally:
         again.close()
