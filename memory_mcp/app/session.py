@@ -261,6 +261,7 @@ class Session:
             if not self._recovered and not self.read_only:
                 self._recover(index)
             yield index
+            provenance.own_commits(index, self.history)
             if self.after_call is not None:
                 self.after_call()
             if self.history.deferred:  # a person's git held the index: the commit follows on a later call

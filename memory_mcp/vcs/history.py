@@ -15,12 +15,15 @@ import time
 from pathlib import Path
 
 from memory_mcp.truth.errors import RepoBusy
+from memory_mcp.truth.layout import MEMORIES
 from memory_mcp.vcs import lockfiles as gitlocks
 from memory_mcp.vcs.objects import (
+    Authored,
     Entry,
     ObjectWriter,
     Snapshot,
     Unsupported,
+    author_date,
     commit_body,
 )
 from memory_mcp.vcs.readops import Commit, Deletion, ReadOps
@@ -76,6 +79,8 @@ class History(StagingOps, RemoteOps, ReadOps):
         # The commit this object last made (or read HEAD as) and the trees of it read so far.
         self._tip: Snapshot | None = None
         self._writer: ObjectWriter | None = None
+        # The commits made here from Python since the app last took them (`provenance.own_commits`).
+        self.authored: list[Authored] = []
         self._ident: tuple[object, tuple[str, str] | None] | None = None  # (what it depends on, identity)
         self._oid_hex: int | None = None
         self.deferred = False  # a commit was put off: a person's git held the index lock
@@ -293,11 +298,14 @@ class History(StagingOps, RemoteOps, ReadOps):
         raise HeadKeptMoving(["git", "update-ref", "HEAD"], 1,
                              b"HEAD kept moving while memory-mcp was committing; try again")
 
-    def _advance(self, head: str | None, tree: str, message: str, subject: str) -> str | None:
-        """Commit `tree` on `head` and move HEAD to it if HEAD is still `head`; None when it moved."""
+    def _advance(self, head: str | None, tree: str, message: str, subject: str,
+                 written: tuple[str, ...] | None = None) -> str | None:
+        """Commit `tree` on `head` and move HEAD to it if HEAD is still `head`; None when it moved.
+        A commit made here whose `written` blobs are known is recorded in `authored`."""
         signature = self._signature()
+        when = time.time()
         if signature is not None:
-            body = commit_body(tree, head, *signature, time.time(), message)
+            body = commit_body(tree, head, *signature, when, message)
             commit = self._object_writer().write(b"commit", body).hex()
         else:
             parents = ["-p", head] if head else []
@@ -312,6 +320,9 @@ class History(StagingOps, RemoteOps, ReadOps):
                 # disk); the caller maps git's own message to a clear error.
                 raise
             return None
+        name, bracket, email = signature[0].rpartition(" <") if signature else ("", "", "")
+        if written is not None and bracket and email.endswith(">"):
+            self.authored.append(Authored(head, commit, name, email[:-1], author_date(when), written))
         return commit
 
     def _signature(self) -> tuple[str, str] | None:
@@ -355,7 +366,9 @@ class History(StagingOps, RemoteOps, ReadOps):
                     self._tip = None  # a person's revert, reset or commit moved HEAD: compare with it
                     continue
                 return None
-            commit = self._advance(base.commit, snap.root.hex(), message, subject)
+            written = tuple(e[1].hex() for p, e in changes.items()
+                            if e is not None and p.startswith(f"{MEMORIES}/") and e != base.entry(p))
+            commit = self._advance(base.commit, snap.root.hex(), message, subject, written)
             if commit is None:
                 self._tip = None  # HEAD moved since our last commit: rebuild on top of the new one
                 continue

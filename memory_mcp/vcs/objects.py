@@ -12,6 +12,7 @@ import os
 import time
 import zlib
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import BinaryIO
 
@@ -156,6 +157,11 @@ class Snapshot:
         wanted = {d for p in paths for d in folders_above(p)} - self.folders.keys()
         return sorted(wanted, key=lambda d: (d.count("/") + bool(d), d))
 
+    def entry(self, path: str) -> Entry | None:
+        """The entry at `path` in the folders read (None when its folder holds nothing of that name)."""
+        folder, _, name = path.rpartition("/")
+        return self.folders.get(folder, {}).get(name.encode())
+
     def changed(self, changes: dict[str, Entry | None], writer: ObjectWriter) -> Snapshot:
         """The snapshot of a commit with `changes` (path -> new entry, or None for a deletion) applied:
         new trees written for the changed folders and their parents, the rest shared. Every folder the
@@ -206,8 +212,32 @@ def commit_body(tree: str, parent: str | None, author: str, committer: str, when
     """A commit object's body as `git commit-tree` writes it: `author` and `committer` are
     "Name <email>", dated `when` (seconds) in the local time zone, the message kept verbatim."""
     seconds = int(when)
-    offset = time.localtime(seconds).tm_gmtoff // 60
+    offset = _offset_minutes(seconds)
     stamp = f"{seconds} {'-' if offset < 0 else '+'}{abs(offset) // 60:02d}{abs(offset) % 60:02d}"
     lines = [f"tree {tree}"] + ([f"parent {parent}"] if parent else []) + [
         f"author {author} {stamp}", f"committer {committer} {stamp}"]
     return ("\n".join(lines) + "\n\n" + message).encode()
+
+
+def _offset_minutes(seconds: int) -> int:
+    """The local time zone's offset from UTC at `seconds`, in minutes, as git writes it."""
+    return time.localtime(seconds).tm_gmtoff // 60
+
+
+def author_date(when: float) -> str:
+    """The author date of a `commit_body` dated `when`, as `git log --format=%aI` prints it."""
+    seconds = int(when)
+    return datetime.fromtimestamp(seconds, timezone(timedelta(minutes=_offset_minutes(seconds)))).isoformat()
+
+
+@dataclass(frozen=True)
+class Authored:
+    """A commit made here from Python: what `git log` would say wrote the memory file versions in it
+    (`ReadOps.blob_authors`), known without asking it."""
+
+    parent: str | None
+    commit: str
+    name: str
+    email: str
+    date: str  # as %aI
+    blobs: tuple[str, ...]  # the new versions of files under memories/, as hex ids

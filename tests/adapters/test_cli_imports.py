@@ -63,13 +63,13 @@ def test_recall_and_remember_import_only_what_they_run(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_a_recall_starts_one_git_process(tmp_path: Path) -> None:
-    """A settled store's recall asks git one thing, `git status` (what a crash left uncommitted): the
-    fallback identity's `git config` is a commit's, and a recall started it too (a process of 3-4
-    ms at the CLI). Counted from git's own trace (GIT_TRACE), one line per git started."""
+    """A recall asks git one thing, `git status` (what a crash left uncommitted), right after a
+    remember too: the fallback identity's `git config` is a commit's, and the authors of the
+    remember's commit are recorded by the remember (a recall after it ran `git log` and `git var`
+    for them). Counted from git's own trace (GIT_TRACE), one line per git started."""
     store = make_store(tmp_path / "store")
-    _modules(store, tmp_path, "remember", "The kestrel rota is kept in the ops wiki.")
-    time.sleep(2.1)
     _modules(store, tmp_path, "status")
+    _modules(store, tmp_path, "remember", "The kestrel rota is kept in the ops wiki.")
     trace = tmp_path / "git-trace.txt"
     _modules(store, tmp_path, "recall", "kestrel", "rota", env={"GIT_TRACE": str(trace)})
     started = [line.split("trace: built-in: ", 1)[1] for line in trace.read_text().splitlines()

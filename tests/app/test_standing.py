@@ -5,7 +5,10 @@ comes from one `git log` at reconcile, a line's provenance stays within its toke
 from __future__ import annotations
 
 import subprocess
+import time
 from pathlib import Path
+
+import pytest
 
 from memory_mcp.adapters.hooks.events import prompt_line
 from memory_mcp.app import authorship
@@ -52,3 +55,34 @@ def test_authors_are_read_once_per_new_commit_and_a_write_here_is_the_persons_ow
         assert reader.seen(store.root)
     assert hits[0].standing == OWN and hits[0].author == ""
     store.close()
+
+
+def test_the_authors_of_a_commit_made_here_are_recorded_as_git_log_reads_them(tmp_path: Path,
+                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """A write records who wrote its commit's memory versions itself (`provenance.own_commits`): the
+    next call read them back with a `git log` and a `git var` before. What it records is what that
+    log gives, also in a time zone that is not whole hours from UTC."""
+    monkeypatch.setenv("TZ", "IST-5:30")
+    time.tzset()
+    try:
+        store = Store.open(tmp_path / "s")
+        first = store.remember("Releases are cut on Tuesdays after the freeze.", type="decision")
+        store.update(first.id, content="Releases are cut on Wednesdays after the freeze.")
+        store.remember("The freeze starts on Monday at noon.")  # the last call: its commit is not read back yet
+        trace = tmp_path / "git-trace.txt"
+        monkeypatch.setenv("GIT_TRACE", str(trace))
+        store.recall("releases freeze")
+        started = trace.read_text() if trace.exists() else ""  # git writes it when one starts
+        assert " log " not in started and " var " not in started
+        monkeypatch.delenv("GIT_TRACE")
+        index = store.index()
+        recorded = {row[0]: tuple(row[1:]) for row in index.conn.execute("SELECT blob, name, email, date FROM authors")}
+        from_git = {blob: (name, email, date) for blob, name, email, date in store.history.blob_authors()}
+        assert recorded == from_git and len(recorded) == 4  # the template's memories/.gitkeep, 3 versions
+        assert next(iter(recorded.values()))[2].endswith("+05:30")
+        assert index.get_meta(authors.AUTHORS_HEAD) == store.history.head_seen()
+        assert index.get_meta(authors.PERSON_EMAIL) == store.history.identity_email()
+        store.close()
+    finally:
+        monkeypatch.delenv("TZ")
+        time.tzset()
