@@ -44,8 +44,15 @@ def new_session() -> str:
 
 
 def clean(value: object) -> str:
-    """A value as the field holds it: one line without control characters, at most VALUE_MAX long."""
-    return _UNSAFE.sub(" ", str(value)).strip()[:VALUE_MAX]
+    """A value as the field holds it: one line of UTF-8 without control characters, at most VALUE_MAX
+    long. A folder name that is not UTF-8 (its bytes as surrogates) keeps them as \\xNN escapes, as
+    the index's origin claim writes such a path: the index and the file hold only UTF-8."""
+    text = str(value)
+    try:
+        text = text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    except UnicodeEncodeError:  # a surrogate no file name decodes to
+        text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return _UNSAFE.sub(" ", text).strip()[:VALUE_MAX]
 
 
 @functools.lru_cache(maxsize=1)
