@@ -16,6 +16,7 @@ import json
 import os
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from memory_mcp.index.db import Index
 from memory_mcp.index.schema import Row
@@ -23,7 +24,9 @@ from memory_mcp.truth.layout import index_path
 from memory_mcp.truth.options import Recall
 from memory_mcp.truth.results import Hit, Listed
 from memory_mcp.truth.roots import user_root, working_folder
-from memory_mcp.vcs import project
+
+if TYPE_CHECKING:
+    from memory_mcp.vcs.project import Project
 
 CACHE_FILE = "changes.json"
 # At most this many counts not kept yet are made by one call (a git process each); the others wait
@@ -41,8 +44,13 @@ class Counts:
     per HEAD in `<derived folder>/changes.json` (rewritten whole when HEAD moves)."""
 
     def __init__(self, store_root: Path, folder: Path | None) -> None:
+        # Loaded here, not with the module: the file hook imports this module on every read, and
+        # needs git (a subprocess) only for a memory that carries a commit.
+        from memory_mcp.vcs import project
+
         user = store_root.expanduser().resolve() == user_root()
-        self.project = project.find(folder) if folder is not None and not user else None
+        self._count = project.commits_since
+        self.project: Project | None = project.find(folder) if folder is not None and not user else None
         self._path = index_path(store_root).with_name(CACHE_FILE)
         self._kept: dict[str, int] = {}
         self._new = 0
@@ -67,7 +75,7 @@ class Counts:
             if self._new >= NEW_COUNTS_PER_CALL:
                 return None
             self._new += 1
-            found = project.commits_since(self.project.root, commit, pathspecs)
+            found = self._count(self.project.root, commit, pathspecs)
             self._kept[key] = -1 if found is None else found
         count = self._kept[key]
         return None if count < 0 else count
