@@ -45,6 +45,9 @@ CREATE INDEX IF NOT EXISTS memories_by_text ON memories(text_key);
 -- Recall's neighbours in time (neighbours.py): the memories written just before and after a match
 -- in its thread (the session that wrote it, else its source), each one indexed step away.
 CREATE INDEX IF NOT EXISTS memories_by_thread ON memories(thread, created, id);
+-- The local page's timeline (timeline.py), newest change first a page at a time: read in index
+-- order, so a page deep in 100,000 memories skips entries instead of sorting every row.
+CREATE INDEX IF NOT EXISTS memories_by_updated ON memories(updated);
 CREATE TABLE IF NOT EXISTS secret_flags (path TEXT NOT NULL, kind TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS secret_flags_by_path ON secret_flags(path);
 -- Every recall reports coverage (files in error): a partial index holds just those rows.
