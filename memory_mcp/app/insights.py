@@ -18,7 +18,7 @@ PRUNE_LISTED = 50
 
 
 def insights(session: Session, weeks: int = 26) -> Insights:
-    """Counts, memories added per week by type over the last `weeks`, authors, alike pairs."""
+    """Counts, memories added per week by type over the last `weeks`, authors and clients, alike pairs."""
     since = (date.today() - timedelta(weeks=weeks)).isoformat()
     with session.call() as index:
         conn = index.conn
@@ -31,7 +31,8 @@ def insights(session: Session, weeks: int = 26) -> Insights:
             if ra and rb:
                 pairs.append(PendingConflict(a, b, ra.title, rb.title, ""))
         return Insights(total=index.count(), counts=overview.tallies(conn), weeks=sorted(per.items()),
-                        authors=[AuthorCount(*row) for row in listing.by_author(conn)], alike=pairs)
+                        authors=[AuthorCount(*row) for row in listing.by_author(conn)], alike=pairs,
+                        clients=listing.by_client(conn))
 
 
 def prune(session: Session, days: int = 90) -> PruneList:

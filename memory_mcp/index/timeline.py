@@ -93,6 +93,12 @@ def by_author(conn: sqlite3.Connection) -> list[tuple[str, str, int]]:
         " LEFT JOIN authors a ON a.blob = f.blob GROUP BY a.name, a.email ORDER BY count(*) DESC, a.name")]
 
 
+def by_client(conn: sqlite3.Connection) -> dict[str, int]:
+    """How many memories each client wrote (the `client` of `written_by`; "" for none recorded)."""
+    return dict(conn.execute("SELECT coalesce(json_extract(m.written_by, '$.client'), ''), count(*) FROM memories m"
+                             " GROUP BY 1 ORDER BY count(*) DESC, 1"))
+
+
 def alike(conn: sqlite3.Connection, limit: int) -> list[tuple[str, str]]:
     """Pairs of live memories (not deprecated, not superseded) with the same text once normalised,
     or the same title: (older id, newer id), at most `limit`. Grouped, never compared pair by pair."""

@@ -387,6 +387,7 @@ class Insights:
     weeks: list[tuple[str, dict[str, int]]]
     authors: list[AuthorCount]
     alike: list[PendingConflict]
+    clients: dict[str, int] = field(default_factory=dict)  # by `written_by` client ("" when none recorded)
 
 
 @dataclass

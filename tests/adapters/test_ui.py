@@ -122,6 +122,7 @@ def test_an_edit_from_the_page_is_one_commit_and_a_stale_one_keeps_the_hand_edit
     done = client.post(f"/m/{sample.pnpm}/edit", data=form)
     assert note(done.text) == "saved: Use pnpm in the web workspace"
     assert len(subjects(sample.store.root)) == before + 1 and subjects(sample.store.root, 1)[0].startswith("update: ")
+    assert "<li>ui: 1</li>" in client.get("/insights").text  # the edit is stamped as the page's
     path = sample.store.root / sample.store.page(sample.pnpm).memory.path
     path.write_text(path.read_text(encoding="utf-8") + "\nA hand edit.\n", encoding="utf-8")
     stale = client.post(f"/m/{sample.pnpm}/edit", data={**form, "body": "The page's old view."})

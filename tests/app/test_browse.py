@@ -135,6 +135,7 @@ def test_insights_count_weeks_authors_and_pairs_that_read_alike(sample: Sample) 
     assert [w for w, _ in found.weeks] == sorted(w for w, _ in found.weeks)
     assert {(a.name, a.memories) for a in found.authors} >= {("Robin Mate", 1)}
     assert [(p.id, p.other_id) for p in found.alike] == [(sample.fence, twin)]
+    assert found.clients == {"": 8}  # the facade called directly stamps no client; the teammate's has none
 
 
 def test_prune_candidates_are_active_memories_unchanged_and_unrecalled_for_the_days(sample: Sample) -> None:
