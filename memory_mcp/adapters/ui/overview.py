@@ -53,7 +53,7 @@ async def seen(request: Request) -> Response:
     ui: Ui = request.app.state.ui
     typed, path = request.query_params.get("prompt", ""), request.query_params.get("file", "")
     try:
-        parts = {"digest": see.digest(ui.scopes), "prompt": see.prompt(ui.scopes, typed), "file": see.file(ui.scopes, path)}
+        parts = {"digest": see.digest(ui.scopes), "prompt": see.prompt(ui.scopes, typed), "file": see.file(ui.scopes, path, ui.writer.folder)}
     except StoreError as e:
         return ui.render(request, "missing.html", code=400, error=str(e))
     return ui.render(request, "see.html", parts=parts, typed=typed, path=path)

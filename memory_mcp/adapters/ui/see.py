@@ -5,6 +5,7 @@ functions, for a new session, with nothing recorded: no session state, no usage.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from memory_mcp.adapters import render
 from memory_mcp.adapters.hooks import events, relevance
@@ -41,10 +42,13 @@ def prompt(scopes: Scopes, typed: str) -> Seen:
     return Seen(events.prompt_block(lines) if lines else "", "" if lines else "no memory clears the prompt hook's bar")
 
 
-def file(scopes: Scopes, path: str) -> Seen:
+def file(scopes: Scopes, path: str, project: Path | None) -> Seen:
+    """The file hook's lines for `path` in `project` (the folder `memory-mcp ui` runs in, as a
+    session's folder: a memory whose file changed since it was written is marked so)."""
     rel = path.strip().removeprefix("./")
     if not rel:
         return Seen("", "type a path inside the project (src/app.py)")
-    found = scopes.recall(None, Recall(file=rel, limit=events.FILE_MEMORIES), record=False).results
+    opts = Recall(file=rel, limit=events.FILE_MEMORIES, project=str(project) if project else "")
+    found = scopes.recall(None, opts, record=False).results
     lines = events.file_lines(events.named(found, scopes.stores), lambda _: False)
     return Seen(events.file_block(rel, lines) if lines else "", "" if lines else "no memory's paths globs match it")
