@@ -20,6 +20,7 @@ from memory_mcp.truth.results import (
     ReconcileReport,
     ReindexResult,
     RememberResult,
+    ShareResult,
     StatusResult,
     VectorCoverage,
     VectorsResult,
@@ -138,6 +139,8 @@ def remember(r: RememberResult) -> str:
 @_printable
 def read(r: ReadResult) -> str:
     lines = [f"[{r.id}] {r.path} ({r.state})"]
+    if r.author or r.standing:
+        lines.append(f"author: {r.author or '(not committed yet)'}" + (f" ({r.standing})" if r.standing else ""))
     if r.chain.superseded_by:
         lines.append("superseded by: " + " -> ".join(r.chain.superseded_by))
     if r.chain.supersedes:
@@ -147,6 +150,11 @@ def read(r: ReadResult) -> str:
     lines += [f"{h.date[:10]} {h.commit[:10]} {h.message}" for h in r.history[:10]]
     lines += r.warnings
     return "\n".join(lines)
+
+
+@_printable
+def share(r: ShareResult) -> str:
+    return (f"{r.message} (team store commit {r.team_commit[:10]}, your store's commit {r.own_commit[:10]})")
 
 
 @_printable

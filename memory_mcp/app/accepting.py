@@ -72,6 +72,14 @@ _done = {"accept": "accepted", "reject": "rejected: hidden from your hooks, dige
          "unreject": "no longer rejected (not accepted either: shown marked)"}
 
 
+def accept_by_rule(session: Session) -> None:
+    """Apply the person's rule for a team store (`teams.accepts`) to every memory it holds now."""
+    from memory_mcp.app import provenance
+
+    with session.call() as index:
+        provenance.accept_by_rule(session.root, index, {v.blob for v in authors.versions(index.conn).values()})
+
+
 def accept_held(session: Session) -> int:
     """Accept every memory the store holds now (trusting it); how many versions that was."""
     with session.call() as index:

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import closing, contextmanager
 from pathlib import Path
 
-from memory_mcp.app.consent import config_dir
+from memory_mcp.truth.layout import config_dir
 from memory_mcp.truth.standing import ACCEPTED, OWN, REJECTED, UNACCEPTED
 
 RECORD_FILE = "standing.sqlite3"
@@ -134,6 +134,14 @@ def mark(versions: Iterable[Version], standing: str) -> None:
     with _writing() as conn:
         conn.executemany("INSERT INTO marks(id, blob, standing, at) VALUES (?,?,?,?) ON CONFLICT(id, blob) DO UPDATE"
                          f" SET standing = excluded.standing, at = excluded.at{keep}", rows)
+
+
+def mark_new(versions: Iterable[Version], standing: str) -> None:
+    """Mark versions `standing` that have no mark yet (a rule's decision never overrides the person's)."""
+    rows = [(i, b, standing, _now()) for i, b in dict.fromkeys(versions) if i and b]
+    if rows:
+        with _writing() as conn:
+            conn.executemany("INSERT OR IGNORE INTO marks(id, blob, standing, at) VALUES (?,?,?,?)", rows)
 
 
 def unmark(versions: Iterable[Version], standing: str) -> int:

@@ -28,13 +28,9 @@ from pathlib import Path
 from typing import Any
 
 from memory_mcp.truth.identity import PROJECT_FOLDER, git_dir
+from memory_mcp.truth.layout import config_dir
 
 TRUST_FILE = "trust.json"
-
-
-def config_dir() -> Path:
-    """The user's config folder for memory-mcp: `$XDG_CONFIG_HOME` (else ~/.config)`/memory-mcp`."""
-    return Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config") / "memory-mcp"
 
 
 def needs_consent(root: Path) -> bool:

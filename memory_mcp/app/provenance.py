@@ -22,8 +22,10 @@ from typing import TYPE_CHECKING
 from memory_mcp.app import authorship
 from memory_mcp.index import authors
 from memory_mcp.index.db import Index
+from memory_mcp.truth import teams
 from memory_mcp.truth.results import Hit
-from memory_mcp.truth.standing import OWN, REJECTED, UNACCEPTED, rank
+from memory_mcp.truth.roots import memory_home
+from memory_mcp.truth.standing import ACCEPTED, OWN, REJECTED, UNACCEPTED, rank
 
 if TYPE_CHECKING:
     from memory_mcp.vcs.history import History
@@ -34,16 +36,32 @@ def refresh(root: Path, index: Index, history: History, seen: bool) -> bool:
     HEAD moved) and, the first time this version sees the store, accept what it holds (`seen`: the
     caller knows it was seen). Returns whether the store is seen now."""
     head = history.head_seen()
+    team = teams.is_team_store(root, memory_home())
     if head and head != index.get_meta(authors.AUTHORS_HEAD):
         found = history.blob_authors(index.get_meta(authors.AUTHORS_HEAD) or "")
         with index.transaction():
             authors.add(index.conn, found)
             index.set_meta(authors.AUTHORS_HEAD, head)
             index.set_meta(authors.PERSON_EMAIL, history.identity_email())
+        if team:
+            accept_by_rule(root, index, {blob for blob, *_ in found})
     if seen:
         return True
-    authorship.take_baseline(root, held(index))
+    # A team store is never taken as it is: what teammates wrote waits for `accept` (or the rule).
+    authorship.take_baseline(root, [] if team else held(index))
     return True
+
+
+def accept_by_rule(root: Path, index: Index, blobs: set[str]) -> None:
+    """Accept the versions among `blobs` whose author the person's rule for the team store at `root`
+    names (`teams.accepts`: all, some e-mails, or none, the default). A version they rejected stays
+    rejected; one they or the rule accepted stays so."""
+    rule = teams.accepts(root)
+    if rule == teams.ACCEPT_NONE or not blobs:
+        return
+    picked = [(v.id, v.blob) for v in authors.versions(index.conn).values()
+              if v.blob in blobs and v.email and (rule == teams.ACCEPT_ALL or v.email.lower() in rule)]
+    authorship.mark_new(picked, ACCEPTED)
 
 
 def own_commits(index: Index, history: History) -> None:

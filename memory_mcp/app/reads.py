@@ -134,10 +134,26 @@ def read_in(session: Session, index: Index, id: str | None = None, path: str | N
     warnings = []
     if mem.provisional:
         warnings.append(f"this file has no id of its own; {words.op('update')} gives it a permanent one")
+    author, standing = _provenance(index, row.path)
     return ReadResult(id=mem.id, path=row.path, title=mem.title, state=mem.state.value,
                       frontmatter=files.frontmatter(mem), body=mem.body,
                       chain=Chain(supersedes=down, superseded_by=up), history=history,
-                      recall_count=index.usage([mem.id]).get(mem.id, (0, None))[0], warnings=warnings)
+                      recall_count=index.usage([mem.id]).get(mem.id, (0, None))[0], warnings=warnings,
+                      author=author, standing=standing)
+
+
+def _provenance(index: Index, path: str) -> tuple[str, str]:
+    """The git author (`Name <email>`, "" before a commit holds it) and the standing of the version
+    of the memory at `path` the store holds now."""
+    from memory_mcp.index import authors
+    from memory_mcp.truth.standing import UNACCEPTED
+
+    v = authors.versions(index.conn, [path]).get(path)
+    if v is None:
+        return "", UNACCEPTED
+    with authorship.Reader() as reader:
+        standing = reader.standings([(v.id, v.blob)]).get((v.id, v.blob), UNACCEPTED)
+    return (f"{v.name} <{v.email}>" if v.name else ""), standing
 
 
 def peek(session: Session, id: str) -> Listed | None:

@@ -1,7 +1,9 @@
-"""Scopes: a project's own store and the user's global store, served together by one server.
+"""Scopes: a project's own store, its team store (when the person joined one) and the user's global
+store, served together by one server.
 
-Reads see both (the project's memories first); a write goes to the store its `scope` names (the
-project's by default). Ids are ULIDs, unique across stores, so a call by id finds its store by
+Reads see all of them (the project's memories first, then the team's, then the user's); a write goes
+to the store its `scope` names (the project's by default: nothing reaches the team store unless a
+call names it or `share` moves a memory there). Ids are ULIDs, unique across stores, so a call by id finds its store by
 asking each in turn. Each store stays a whole `Store`: this module only routes and merges, so the
 rules about files, git and the index live in store.py alone.
 """
@@ -16,9 +18,17 @@ from typing import TYPE_CHECKING, Any
 from memory_mcp.recall import ranking
 from memory_mcp.truth import budget, standing
 from memory_mcp.truth.errors import BeforeHistory, InvalidArgument
-from memory_mcp.truth.options import Recall
-from memory_mcp.truth.results import Coverage, Hit, Listed, RecallResult, ReindexResult, StatusResult
-from memory_mcp.truth.roots import PROJECT, USER, ScopeConfig
+from memory_mcp.truth.options import Recall, Share
+from memory_mcp.truth.results import (
+    Coverage,
+    Hit,
+    Listed,
+    RecallResult,
+    ReindexResult,
+    ShareResult,
+    StatusResult,
+)
+from memory_mcp.truth.roots import PROJECT, TEAM, USER, ScopeConfig
 
 if TYPE_CHECKING:  # the store (git, SQLite, YAML, stemmers) loads on the first call, not at server start
     from memory_mcp.app.store import Store
@@ -72,7 +82,8 @@ class Scopes:
         project = open_trusted(config.project, watch)
         if config.user is None:
             return cls({PROJECT: project})
-        return cls({PROJECT: project, USER: open_trusted(config.user, watch)})
+        team = {TEAM: open_trusted(config.team, watch)} if config.team is not None else {}
+        return cls({PROJECT: project, **team, USER: open_trusted(config.user, watch)})
 
     @property
     def scoped(self) -> bool:
@@ -121,6 +132,18 @@ class Scopes:
                 if not given.is_absolute() and (store.root / given).is_file():
                     return store
         return self.stores[self.default]
+
+    def share(self, opts: Share) -> ShareResult:
+        """Move a memory from the person's own store into the team store (`teamstores.share`)."""
+        from memory_mcp.app import teamstores
+        from memory_mcp.truth.model import check_id
+
+        check_id(opts.id)
+        team = self.stores.get(TEAM)
+        source = self.owner(opts.id)
+        teamstores.check_shareable(opts, team is not None, source is team, source.peek(opts.id) is not None)
+        assert team is not None  # checked above
+        return teamstores.share(source.session, team.session, opts)
 
     def scope_of(self, store: Store) -> str:
         return next(name for name, s in self.stores.items() if s is store)
@@ -176,11 +199,12 @@ class Scopes:
         first = self.stores[self.default].status()
         if not self.scoped:
             return first
+        first.store += f" ({self.default})"
         for name, store in self.stores.items():
             if store is self.stores[self.default]:
                 continue
             other = store.status()
-            first.store += f" (project); {other.store} ({name})"
+            first.store += f"; {other.store} ({name})"
             first.counts = _added(first.counts, other.counts)
             first.coverage = _merged_coverage([first.coverage, other.coverage])
             first.unindexed += [replace(u, path=str(store.root / u.path)) for u in other.unindexed]

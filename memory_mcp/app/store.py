@@ -262,6 +262,12 @@ class Store:
 
         return accepting.accept_held(self.session)
 
+    def accept_by_rule(self) -> None:
+        """Accept what the person's rule for this team store names (`memory-mcp team accept`)."""
+        from memory_mcp.app import accepting
+
+        accepting.accept_by_rule(self.session)
+
     def digest(self, limit: int = DIGEST_LIMIT) -> list[Hit]:
         """The memories worth loading at session start (preferences, decisions, then newest first)."""
         return reads.digest(self.session, limit)

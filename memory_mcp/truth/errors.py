@@ -107,6 +107,13 @@ class Untrusted(StoreError):
     code = "untrusted_store"
 
 
+class InvalidPointer(StoreError):
+    """A project's team pointer file (`.memory.toml`) that is not one: too big, not TOML, a key it
+    does not define, or a remote URL that is not allowed. It came with a clone: nothing is fetched."""
+
+    code = "invalid_pointer"
+
+
 class SyncFailed(StoreError):
     code = "sync_failed"
 

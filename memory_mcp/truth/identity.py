@@ -95,8 +95,9 @@ def _unchecked_out(project: Path, store: Path) -> str | None:
     gitdir = git_dir(project)
     if gitdir is not None and _gitlink_in_index(gitdir / "index", name):
         return (f"{store} is a store someone committed into the project as a gitlink, with no checkout and no "
-                f"entry in .gitmodules to fetch it from: ask for its remote URL and clone it there, or remove the "
-                f"link with `git -C {project} rm --cached {name}`; no new empty store is made in its place.")
+                f"entry in .gitmodules to fetch it from; no new empty store is made in its place. To share a store "
+                f"with the team, remove the link (`git -C {project} rm --cached {name}`), then run `memory-mcp team "
+                f"init --remote URL` with the store's remote: it commits a pointer file teammates join.")
     return None
 
 

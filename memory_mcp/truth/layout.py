@@ -58,6 +58,12 @@ def claim_path(root: Path) -> Path:
     return (cache_folder(root) if unwritable_part(root, gitdir) else gitdir) / CLAIM_FILE
 
 
+def config_dir() -> Path:
+    """The user's config folder for memory-mcp: `$XDG_CONFIG_HOME` (else ~/.config)`/memory-mcp`:
+    the person's decisions (trust, acceptance, teams joined), never in a store its writers share."""
+    return Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config") / "memory-mcp"
+
+
 def cache_home() -> Path:
     """This user's cache folder for memory-mcp: `$XDG_CACHE_HOME` (else ~/.cache)`/memory-mcp`."""
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "memory-mcp"

@@ -81,6 +81,14 @@ class Forget:
 
 
 @dataclass(frozen=True)
+class Share:
+    """memory_share: move a memory from the person's own store into the project's team store."""
+
+    id: str
+    to: str = "team"
+
+
+@dataclass(frozen=True)
 class Resolve:
     """memory_resolve: settle a pair the conflict gate raised."""
 

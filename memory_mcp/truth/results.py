@@ -123,6 +123,18 @@ class ReadResult:
     history: list[HistoryEntry]
     recall_count: int = 0
     warnings: list[str] = field(default_factory=list)
+    author: str = ""  # the git author of this version, `Name <email>` (shown, never trusted: it can be forged)
+    standing: str = ""  # own, accepted or unaccepted (truth/standing.py)
+
+
+@dataclass
+class ShareResult:
+    id: str
+    title: str
+    path: str  # its path in the team store
+    team_commit: str  # the commit that added it to the team store
+    own_commit: str  # the commit that took it out of the store it came from
+    message: str
 
 
 @dataclass

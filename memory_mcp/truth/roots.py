@@ -8,11 +8,12 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from memory_mcp.truth import projects
+from memory_mcp.truth import projects, teams
 from memory_mcp.truth.errors import InvalidArgument
 from memory_mcp.truth.layout import ROOT_ENV, default_root
 
 PROJECT = "project"
+TEAM = "team"
 USER = "user"
 USER_ROOT_ENV = "MEMORY_MCP_USER_ROOT"
 HOME_ENV = "MEMORY_MCP_HOME"
@@ -24,6 +25,9 @@ NO_NAMED_STORE = frozenset({"demo"})
 # Commands that only name a store and never open it: uninstall takes a registration away, and its
 # store may be gone already (its .gitignore line then goes too).
 NAMES_ONLY = frozenset({"uninstall"})
+
+
+Located = projects.Located
 
 
 def memory_home() -> Path:
@@ -83,9 +87,28 @@ def project_store(folder: Path) -> Path:
     return locate(folder).store
 
 
+def project_key(located: projects.Located) -> str:
+    """The key of a project in the person's records: its identity's path, else its folder."""
+    return os.fsdecode(located.repository.key if located.repository is not None else located.project)
+
+
+def team(located: projects.Located) -> teams.Team | None:
+    """The team store the pointer file of the project `located` names; None without one."""
+    return teams.find(located.project, project_key(located), memory_home())
+
+
+def team_root(located: projects.Located) -> Path | None:
+    """The clone of the project's team store when the person joined it here, else None: a URL read
+    from a committed file is never used before `memory-mcp team join`."""
+    found = team(located)
+    return found.store if found is not None and found.joined else None
+
+
 def project_scopes(folder: Path) -> ScopeConfig:
-    """Both stores for a session in `folder`, chosen with no flags: the project's and the user's."""
-    return ScopeConfig(project_store(folder), user_root())
+    """The stores for a session in `folder`, chosen with no flags: the project's, its team store
+    (when joined here) and the user's."""
+    located = locate(folder)
+    return ScopeConfig(located.store, user_root(), team_root(located))
 
 
 def named_root() -> Path | None:
@@ -116,7 +139,7 @@ def chosen_scopes(store: Path | None, user_option: str | bool | None, folder: Pa
     if folder is not None and folder.is_dir():
         located = locate(folder)
         if located.repository is not None or located.store.exists() or located.store.is_symlink():
-            return Chosen(ScopeConfig(located.store, user or user_root()), located.why, located)
+            return Chosen(ScopeConfig(located.store, user or user_root(), team_root(located)), located.why, located)
         return Chosen(ScopeConfig(None, user), f"{folder.resolve()} is in no git repository and its project has no "
                                                "store yet, so the default store")
     return Chosen(ScopeConfig(None, user), "no working folder, so the default store")
@@ -182,10 +205,12 @@ def configured_user_root(option: str | bool | None) -> Path | None:
 
 @dataclass(frozen=True)
 class ScopeConfig:
-    """Where the stores are. `user` None means one store and no scopes."""
+    """Where the stores are. `user` None means one store and no scopes; `team`, the project's team
+    store (served only beside the user store)."""
 
     project: Path | None = None
     user: Path | None = None
+    team: Path | None = None
 
     def check(self) -> None:
         """Refuse a project store that is the user store: one folder cannot be both scopes."""
@@ -193,3 +218,7 @@ class ScopeConfig:
             raise InvalidArgument(
                 f"the project store and the user store are the same folder ({self.user}); "
                 "give --store a folder of the project's own (e.g. PROJECT/.memory).")
+        if self.team is not None and self.team.resolve() in ((self.project or default_root()).expanduser().resolve(),
+                                                             self.user):
+            raise InvalidArgument(f"the team store {self.team} is also the project or the user store; name another "
+                                  "store with --store.")

@@ -16,6 +16,31 @@ from memory_mcp.vcs import lockfiles as gitlocks
 from memory_mcp.vcs.repo import GitFailed, head_ref
 
 SYNC_MARKER = "memory-mcp-sync-merge"
+# `ext::` runs a command and `fd::` talks to file descriptors: never, whatever a config allows. The
+# URLs a team store is cloned from come from a pointer file a repository committed (`truth/teams.py`).
+_NO_COMMAND_TRANSPORTS = ["-c", "protocol.ext.allow=never", "-c", "protocol.fd.allow=never"]
+
+
+def _before_a_store(args: list[str]) -> str:
+    """`git ARGS` for a store that does not exist yet: English messages, no password asked for (no
+    terminal may be there to answer), no command-running transport."""
+    env = {**os.environ, "LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "", "SSH_ASKPASS": ""}
+    env.pop("LANGUAGE", None)
+    done = subprocess.run(["git", *_NO_COMMAND_TRANSPORTS, *args], capture_output=True, env=env,
+                          stdin=subprocess.DEVNULL)
+    if done.returncode != 0:
+        raise GitFailed(["git", *args], done.returncode, done.stderr)
+    return done.stdout.decode("utf-8", "replace")
+
+
+def has_branches(url: str) -> bool:
+    """Whether the repository at `url` has any branch (one just made empty on a git host has none)."""
+    return bool(_before_a_store(["ls-remote", "--heads", "--", url]).strip())
+
+
+def clone(url: str, dest: Path) -> None:
+    """`git clone -- URL DEST` (git never clones a remote's hooks, and no submodule is fetched)."""
+    _before_a_store(["clone", "--quiet", "--no-recurse-submodules", "--", url, str(dest)])
 
 
 class RemoteOps:
@@ -42,6 +67,11 @@ class RemoteOps:
     def remote_names(self) -> list[str]:
         """The names of the repository's remotes (`git remote`), in git's order."""
         return self._git("remote").split()
+
+    def set_origin(self, url: str) -> None:
+        """Make `url` the `origin` remote (added, or changed when there is one)."""
+        verb = "set-url" if "origin" in self.remote_names() else "add"
+        self._git(*_NO_COMMAND_TRANSPORTS, "remote", verb, "--", "origin", url)
 
     def upstream(self) -> tuple[str, str] | None:
         """The current branch's upstream as (remote name, branch name on the remote), or None when it

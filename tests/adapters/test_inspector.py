@@ -19,7 +19,7 @@ from conftest import EXE, ROOT, http_server
 
 INSTALLED = ROOT / ".ci" / "node-tools" / "node_modules" / ".bin" / "mcp-inspector"
 TOOLS = {"memory_remember", "memory_recall", "memory_read", "memory_update", "memory_forget", "memory_resolve",
-         "memory_feedback", "memory_status", "memory_reindex"}
+         "memory_feedback", "memory_status", "memory_reindex", "memory_share"}
 
 
 @pytest.fixture(scope="session")

@@ -9,7 +9,7 @@ import pytest
 from jsonschema.validators import validator_for
 from pydantic import TypeAdapter
 
-from memory_mcp.adapters.serve.server import nullable_as_type_list
+from memory_mcp.adapters.serve.toolargs import nullable_as_type_list
 from memory_mcp.truth.results import Hit, RecallResult
 
 

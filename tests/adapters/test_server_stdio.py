@@ -21,7 +21,7 @@ from conftest import (
 pytestmark = pytest.mark.anyio
 
 TOOLS = {"memory_remember", "memory_recall", "memory_read", "memory_update", "memory_forget",
-         "memory_resolve", "memory_feedback", "memory_status", "memory_reindex"}
+         "memory_resolve", "memory_feedback", "memory_status", "memory_reindex", "memory_share"}
 
 
 def last_message(store: Path) -> str:

@@ -13,7 +13,7 @@ from memory_mcp.adapters.serve import toolcache
 
 pytestmark = pytest.mark.anyio
 TOOLS = {"memory_remember", "memory_recall", "memory_read", "memory_update", "memory_forget", "memory_resolve",
-         "memory_feedback", "memory_status", "memory_reindex"}
+         "memory_feedback", "memory_status", "memory_reindex", "memory_share"}
 
 
 async def _listed(store: Path, home: Path) -> list[dict]:

@@ -282,6 +282,8 @@ def test_a_store_committed_as_a_gitlink_without_checkout_is_told_with_the_fix_an
     out = session(env, clone, tmp_path)
     fix = "submodule update --init .memory" if how == "submodule" else "rm --cached .memory"
     assert fix in out["SessionStart"] and "no new empty store" in out["SessionStart"]
+    if how != "submodule":  # the fix it names: a pointer file teammates join, never a gitlink
+        assert "memory-mcp team init --remote URL" in out["SessionStart"]
     assert not any((clone / ".memory").iterdir())  # nothing made in its place
     assert session(env, clone, tmp_path)["SessionStart"] == ""  # told once
 

@@ -35,7 +35,8 @@ def _options(p: argparse.ArgumentParser) -> None:
 
 
 def _scopes(args: argparse.Namespace) -> Scopes:
-    """The stores the hooks read here: --store, else this folder's project store; and the user store."""
+    """The stores the hooks read here: --store, else this folder's project store and its team store;
+    and the user store."""
     from memory_mcp.app.scopes import Scopes
     from memory_mcp.truth.layout import is_store
 
@@ -44,7 +45,8 @@ def _scopes(args: argparse.Namespace) -> Scopes:
     user = roots.configured_user_root(args.user_store) if args.user_store is not None else config.user
     # Only stores that exist: listing must not make an empty one.
     keep = user is not None and is_store(user) and (project is None or user != project.expanduser().resolve())
-    return Scopes.open(roots.ScopeConfig(project, user if keep else None))
+    team = config.team if args.store is None and keep else None  # the project's team store, joined here
+    return Scopes.open(roots.ScopeConfig(project, user if keep else None, team))
 
 
 def line(h: Hit) -> str:

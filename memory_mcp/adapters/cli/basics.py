@@ -37,7 +37,7 @@ def serve(args: argparse.Namespace) -> int:
     serve(config.project, http=getattr(args, "http", False), host=getattr(args, "host", "127.0.0.1"),
           port=getattr(args, "port", 8765),
           token=getattr(args, "token", None) or os.environ.get("MEMORY_MCP_TOKEN") or None,
-          user_root=config.user, watch=getattr(args, "watch", None))
+          user_root=config.user, watch=getattr(args, "watch", None), team_root=config.team)
     return 0
 
 

@@ -17,7 +17,7 @@ from memory_mcp.adapters.cli.registry import command
 from memory_mcp.adapters.cli.stores import cli_writer, open_scopes
 from memory_mcp.truth import options
 from memory_mcp.truth.model import BulkDecision, Decision, FieldSpec, ForgetMode, Tool, Trust, settable
-from memory_mcp.truth.roots import PROJECT, USER
+from memory_mcp.truth.roots import PROJECT, TEAM, USER
 
 # A person typing a memory at the command line is stating it; an agent's tool call defaults to inferred.
 CLI_TRUST = Trust.USER_STATED.value
@@ -65,8 +65,8 @@ def _remember_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("content", nargs="*", help="the memory's text (a few sentences); without it, standard input")
     p.add_argument("--title", help="short title (default: derived from the content)")
     _field_options(p, "remember")
-    p.add_argument("--scope", choices=(PROJECT, USER), help="with --user-store: the store to write to "
-                   "(default: the project's)")
+    p.add_argument("--scope", choices=(PROJECT, TEAM, USER), help="with --user-store: the store to write to "
+                   "(default: the project's; team: the project's team store, when joined)")
 
 
 @command("remember", "write a new memory (the memory_remember tool)", _remember_options, user_store=True)

@@ -16,7 +16,7 @@ if TYPE_CHECKING:  # the hook's fast path imports this table's module and must n
 Run = Callable[["argparse.Namespace"], int]
 Options = Callable[["argparse.ArgumentParser"], None]
 
-MODULES = ("basics", "commands", "installcmd", "trustcmd", "acceptcmd", "wherecmd", "uicmd", "hookcmd")
+MODULES = ("basics", "commands", "installcmd", "trustcmd", "acceptcmd", "teamcmd", "wherecmd", "uicmd", "hookcmd")
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from memory_mcp.adapters.cli.registry import command
 from memory_mcp.app import consent
 from memory_mcp.truth import identity, roots
 from memory_mcp.truth.errors import InvalidArgument, UnsafeStore
-from memory_mcp.truth.layout import is_store
+from memory_mcp.truth.layout import config_dir, is_store
 from memory_mcp.truth.visible import shown
 
 
@@ -35,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
         for where, entry in sorted(decided.items()):
             print(shown(f"{where}  remote {entry.get('remote') or '(none)'}  {entry.get('how', '')} {entry.get('at', '')}"))
         if not decided:
-            print(f"no project store is trusted on this machine ({consent.config_dir() / consent.TRUST_FILE})")
+            print(f"no project store is trusted on this machine ({config_dir() / consent.TRUST_FILE})")
         return 0
     path = Path(os.path.abspath((args.path or args.store or roots.project_store(Path.cwd())).expanduser()))
     if args.revoke:

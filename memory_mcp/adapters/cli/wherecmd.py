@@ -38,6 +38,8 @@ def lines(folder: Path | None, chosen: roots.Chosen) -> list[str]:
     project = (chosen.config.project or default_root()).expanduser()
     out.append(f"project store  {project}{'' if project.exists() else ' (not made yet)'}")
     out.append(f"  why          {chosen.why}")
+    if located is not None:
+        out += _team_lines(located, chosen.config.team)
     if chosen.config.user is not None:
         out.append(f"user store     {chosen.config.user}")
     else:
@@ -47,3 +49,16 @@ def lines(folder: Path | None, chosen: roots.Chosen) -> list[str]:
             out.append(f"also           {other}: another store of this project, not used (move its memories with "
                        f"`memory-mcp --store {other} export` and `import`, or name it with --store)")
     return out
+
+
+def _team_lines(located: roots.Located, used: Path | None) -> list[str]:
+    """The team store the project's pointer file names: where its clone is, whether it is used."""
+    team = roots.team(located)
+    if team is None:
+        return []
+    if team.error:
+        return [f"team store     (refused) {team.error}"]
+    if used is not None:
+        return [f"team store     {used}", f"  why          joined here; {team.pointer.name} names {team.remote}"]
+    return [f"team store     {team.store} (not joined on this machine: nothing is fetched from it)",
+            f"  why          {team.pointer.name} names {team.remote}; `memory-mcp team join` clones it there"]

@@ -9,6 +9,7 @@ import contextlib
 import json
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +35,29 @@ def folder(project_folder: Path) -> Path:
     candidates = [project_root(project_folder), project_folder.expanduser().resolve()]
     folders = [base / re.sub(r"[^A-Za-z0-9]", "-", str(c)) / "memory" for c in candidates]
     return next((f for f in folders if f.is_dir()), folders[0])
+
+
+def personal(roots: dict[str, Path]) -> Path | None:
+    """The store auto-memory notes are imported into: the session's project store when it is the
+    person's own. A project's `.memory` folder is not: it sits in the code repository, where a team
+    shares it through its remote, and Claude Code's notes are machine-local and personal (the team
+    store is never one either; `memory-mcp import claude-code` puts them anywhere on request)."""
+    from memory_mcp.app import consent
+
+    root = roots.get("project")
+    return root if root is not None and not consent.needs_consent(root) else None
+
+
+def not_imported(roots: dict[str, Path], folder: Path) -> list[tuple[str, Callable[[], str]]]:
+    """The SessionStart notice (told once) that auto-memory notes waiting in `folder` are not imported
+    into the session's project store, one a team shares (`personal`)."""
+    store_root = roots.get("project")
+    if store_root is None or personal(roots) is not None or not pending(store_root, folder):
+        return []
+    said = (f"Claude Code's auto-memory notes in {folder} are not imported into {store_root}: it is a project store "
+            "a team can share, and personal notes stay personal. `memory-mcp import claude-code "
+            f"{folder} --store PATH` imports them into a store you choose.")
+    return [(f"auto-memory kept out of {store_root}", lambda: said)]
 
 
 def pending(store_root: Path, folder: Path) -> bool:

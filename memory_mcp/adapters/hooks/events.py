@@ -133,14 +133,18 @@ def store_roots(payload: dict[str, Any], options: Options, create: bool = False,
             pairs.append((roots.USER, options.user_store.expanduser()))
     else:
         folder = session_folder(payload)
-        config = roots.project_scopes(folder)
-        project: Path | None = config.project
+        located = roots.locate(folder)
+        project: Path | None = located.store
         if not folder.is_dir():
             # A session folder that is gone or is a file names no project: a store made for it
             # would be an empty one under ~/.memory-mcp/projects/ that no session finds again.
             hookstate.log(f"the session folder {folder} is not a folder; no project store for it")
             project = None
-        pairs = [(roots.PROJECT, project), (roots.USER, config.user)]
+        team = roots.team(located)  # a pointer file not joined here is told, and its URL never fetched
+        if team is not None and not team.joined and notices is not None:
+            notices.append((f"team not joined {team.pointer} {team.remote} {team.error}", team.unjoined_line))
+        pairs = [(roots.PROJECT, project), (roots.TEAM, team.store if team and team.joined else None),
+                 (roots.USER, roots.user_root())]
     pairs = admitted(pairs, [] if notices is None else notices)
     found = {name: root for name, root in pairs if root is not None
              and (is_store(root) or (create and name == roots.PROJECT and options.store is None))}
@@ -210,6 +214,8 @@ def session_start_event(payload: dict[str, Any], options: Options) -> str:
     importing = automemory.mode() == "import"
     notices: list[Notice] = []
     roots = store_roots(payload, options, create=importing, notices=notices)
+    notes = automemory.folder(session_folder(payload))
+    notices += automemory.not_imported(roots, notes) if importing else []
     told = "\n".join(x for x in (new_notices(notices), syncing.news(roots)) if x)
     syncing.start(roots, "session start")  # the pull runs beside the session; the next prompt tells what came
     if not roots:
@@ -217,8 +223,7 @@ def session_start_event(payload: dict[str, Any], options: Options) -> str:
     from memory_mcp.app import glance
 
     # The index as it is, when it is current and no auto-memory note waits (as the prompt hook reads).
-    notes = automemory.folder(session_folder(payload))
-    waiting = importing and "project" in roots and automemory.pending(roots["project"], notes)
+    waiting = importing and automemory.personal(roots) is not None and automemory.pending(roots["project"], notes)
     hits = None if waiting else glance.digest(roots)
     if hits is not None:
         return session_start_output(payload, named(hits, roots), told=told)
@@ -234,7 +239,7 @@ def session_start(payload: dict[str, Any], scopes: Scopes, told: str = "") -> st
     from memory_mcp.truth.stamp import HOOK, Writer, new_session
 
     imported = ""
-    if automemory.mode() == "import" and "project" in scopes.stores:
+    if automemory.mode() == "import" and automemory.personal({n: s.root for n, s in scopes.stores.items()}):
         with contextlib.suppress(Exception):  # the digest matters more than the import
             folder = session_folder(payload)
             by = Writer(HOOK, str(payload.get("session_id") or "") or new_session(), folder)

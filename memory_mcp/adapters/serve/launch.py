@@ -36,7 +36,8 @@ def configure_logging(level: str = "info") -> None:
 
 
 def serve(root: Path | None = None, http: bool = False, host: str = "127.0.0.1", port: int = 8765,
-          token: str | None = None, user_root: Path | None = None, watch: bool | None = None) -> None:
+          token: str | None = None, user_root: Path | None = None, watch: bool | None = None,
+          team_root: Path | None = None) -> None:
     """Run the server over stdio (default) or streamable HTTP on `host:port/mcp`.
 
     `watch` keeps a file watcher on each store (None: $MEMORY_MCP_WATCH decides; on by default).
@@ -46,7 +47,7 @@ def serve(root: Path | None = None, http: bool = False, host: str = "127.0.0.1",
     from memory_mcp.adapters.serve.httpserve import check_http
     from memory_mcp.adapters.serve.server import ScopesHandle, build_server
 
-    config = ScopeConfig(root, user_root)
+    config = ScopeConfig(root, user_root, team_root if user_root is not None else None)
     config.check()
     if http:
         if not 0 < port < 65536:
@@ -56,7 +57,8 @@ def serve(root: Path | None = None, http: bool = False, host: str = "127.0.0.1",
     server = build_server(scopes=handle, tools_in_background=not http)
     project = (config.project or default_root()).expanduser().resolve()
     log.info("version %s, serving %s%s over %s", memory_mcp.__version__, project,
-             f" and the user store {config.user}" if config.user else "",
+             (f" and the team store {config.team}" if config.team else "")
+             + (f" and the user store {config.user}" if config.user else ""),
              f"http://{host}:{port}/mcp" if http else "stdio")
     try:
         if not http:

@@ -21,7 +21,7 @@ def main() -> int:
 
     configure_logging(os.environ.get("MEMORY_MCP_LOG_LEVEL") or "info")
     try:
-        serve(config.project, user_root=config.user)
+        serve(config.project, user_root=config.user, team_root=config.team)
     except StoreError as e:
         print(f"memory-mcp: {e}", file=sys.stderr)
         return 2

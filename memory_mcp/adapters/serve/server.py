@@ -9,7 +9,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import anyio
 from mcp.server.mcpserver import (
@@ -42,6 +42,7 @@ from memory_mcp.adapters.serve.toolargs import (
     ForgetModeArg,
     MemoryTypeArg,
     ScopeArg,
+    nullable_as_type_list,
     with_fields,
 )
 from memory_mcp.app.scopes import Scopes
@@ -56,6 +57,7 @@ from memory_mcp.truth.results import (
     ReindexResult,
     RememberResult,
     ResolveResult,
+    ShareResult,
     StatusResult,
 )
 from memory_mcp.truth.roots import ScopeConfig, current_project
@@ -151,25 +153,6 @@ class _Server(MCPServer):
             if str(e).startswith("Unknown tool"):
                 raise ToolError(str(UnknownTool(f"{e}; list the tools to see their names."))) from None
             raise
-
-
-def nullable_as_type_list(schema: Any) -> Any:
-    """`schema` with each `{"anyOf": [{"type": T}, {"type": "null"}]}` (pydantic's `T | None`)
-    written as the equivalent `{"type": [T, "null"]}`. A client validates every result against the
-    output schema: the Python SDK's jsonschema took 1.25 ms for a recall's eight hits with the anyOf
-    form (it tries the first branch and builds an error for each null) and 0.80 ms with type lists."""
-    if isinstance(schema, list):
-        return [nullable_as_type_list(x) for x in schema]
-    if not isinstance(schema, dict):
-        return schema
-    out = {k: nullable_as_type_list(v) for k, v in schema.items()}
-    alts = out.get("anyOf")
-    if isinstance(alts, list) and len(alts) == 2 and {"type": "null"} in alts:
-        other = alts[1 - alts.index({"type": "null"})]
-        if isinstance(other, dict) and set(other) == {"type"} and isinstance(other["type"], str):
-            del out["anyOf"]
-            out["type"] = [other["type"], "null"]
-    return out
 
 
 class ScopesHandle:
@@ -287,7 +270,7 @@ def _add_memory_tools(mcp: MCPServer, call: _Calls) -> None:
         max_tokens: Annotated[int, Field(ge=0, description="Token budget for the list; 0 = none")] = 0,
         diversity: Annotated[float, Field(ge=0, le=1, description="0 = by relevance; higher spreads results")] = 0.0,
         min_score: Annotated[float, Field(ge=0, description="Drop results scoring below this")] = 0.0,
-        scope: Annotated[ScopeArg | None, Field(description="Only this store; default: project then user")] = None,
+        scope: Annotated[ScopeArg | None, Field(description="Only this store; default: project, then team, then user")] = None,
         file: Annotated[str, Field(description="A file (absolute, or relative to the project root): lists the "
                                                "memories whose paths globs match it; not with query")] = "",
         as_of: Annotated[str, Field(description="A day, YYYY-MM-DD (UTC): answer from the store as git held it "
@@ -379,6 +362,16 @@ def _add_upkeep_tools(mcp: MCPServer, call: _Calls) -> None:
         import's) are for the person: `memory-mcp conflicts --resolve`."""
         r = await call(lambda s: s.owner(id).resolve(options.Resolve(id=id, other_id=other_id, decision=decision)))
         return _answer(r, shown(r.message))  # it names the memories' titles
+
+    @mcp.tool(title="Share a memory with the team", annotations=WRITE)
+    async def memory_share(
+        id: str,
+        to: Annotated[Literal["team"], Field(description="The store to move it to: the project's team store")] = "team",
+    ) -> Annotated[CallToolResult, ShareResult]:
+        """Move one of the user's own memories (same id) into the project's team store, where teammates
+        get it at their next sync: only when the user asks for it to be shared. One commit in each store."""
+        r = await call(lambda s: s.share(options.Share(id=id, to=to)))
+        return _answer(r, render.share(r))
 
     @mcp.tool(title="Feedback on a memory", annotations=WRITE)
     async def memory_feedback(
