@@ -69,10 +69,12 @@ AUTHOR_CHARS = 24  # a longer git author name is cut: it is shown, never trusted
 def provenance(h: Hit) -> str:
     """What a memory's line says of where it came from, beyond its store: `, by NAME` when its
     author is not the person, `, unaccepted` when the person has not accepted this version (about 6
-    tokens for both; nothing for the person's own and accepted memories)."""
+    tokens for both; nothing for the person's own and accepted memories), and `, flagged: KIND` when
+    its text tries to steer the model (`truth/injection.py`; 4-6 tokens a kind)."""
     name = " ".join(h.author.split())
     by = f", by {name[:AUTHOR_CHARS]}" if name else ""
-    return by + (f", {UNACCEPTED}" if h.standing == UNACCEPTED else "")
+    flagged = f", flagged: {' + '.join(dict.fromkeys(h.flagged))}" if h.flagged else ""
+    return by + (f", {UNACCEPTED}" if h.standing == UNACCEPTED else "") + flagged
 
 
 def hit(h: Hit) -> str:
@@ -199,6 +201,9 @@ def status(r: StatusResult) -> str:
         (f"credentials in files (remove them; recall and {words.op('read')} show them masked)",
          [f"{f.path}: {f.kind} ({_committed(f.committed)})" for f in r.secrets]),
         ("dictionary.md lines not read (indented; remove the indent to make them entries)", r.dictionary_skipped),
+        ("flagged (text that tries to steer the model: kept, marked wherever shown; read it, then fix, keep or "
+         f"{words.op('forget')} it)", [f"[{f.id}] {f.path}: {f.kind} on line {f.line}, {f.reason}"
+                                      for f in r.flagged]),
     ]
     for name, items in sections:
         if items:

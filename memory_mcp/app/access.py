@@ -9,10 +9,11 @@ from pathlib import Path
 
 from memory_mcp.app import provenance
 from memory_mcp.app.session import Session
+from memory_mcp.index import flagged
 from memory_mcp.index.authors import Version, versions
 from memory_mcp.index.db import Index
 from memory_mcp.index.schema import FileStat
-from memory_mcp.truth import edits, files, words
+from memory_mcp.truth import edits, files, injection, words
 from memory_mcp.truth.errors import Containment, InvalidArgument, NotFound, ParseError, SecretDetected, Stale
 from memory_mcp.truth.layout import month_folder
 from memory_mcp.truth.model import Memory, check_id, now_iso, slugify
@@ -53,8 +54,11 @@ def load(session: Session, index: Index, mem_id: str, for_write: bool = True, ex
     return Loaded(mem, row.path)
 
 
-def write(session: Session, index: Index, items: list[Loaded], fresh: frozenset[str] = frozenset()) -> None:
-    """Write memory files and index them in one transaction, so reconcile sees no hand edit.
+def write(session: Session, index: Index, items: list[Loaded],
+          fresh: frozenset[str] = frozenset()) -> dict[str, list[injection.Flag]]:
+    """Write memory files and index them in one transaction, so reconcile sees no hand edit; returns
+    how the text of each file that tries to steer the model does (`injection.scan`), by path: such a
+    file is written all the same, and flagged.
 
     Every file is checked before the first is written. `fresh` names the memories made in this call
     from checked arguments alone: their text is not scanned for credentials a second time."""
@@ -75,6 +79,7 @@ def write(session: Session, index: Index, items: list[Loaded], fresh: frozenset[
     provenance.carry([(_version(before.get(item.rel)), (item.mem.id, blob_sha(data)))
                       for item, data in zip(items, datas, strict=True)])
     stats = [put_file(session.root / item.rel, data) for item, data in zip(items, datas, strict=True)]
+    tries = {item.rel: injection.scan(files.decode(data)) for item, data in zip(items, datas, strict=True)}
     with index.transaction():
         for item, stat in zip(items, stats, strict=True):
             # A memory made in this call carries canonical names already; a loaded one may carry aliases.
@@ -82,6 +87,8 @@ def write(session: Session, index: Index, items: list[Loaded], fresh: frozenset[
                 session.dictionary.normalise_all(item.mem.entities)[0]
             index.upsert(item.rel, item.mem, entities, stat)
             index.set_secret_flags(item.rel, [])
+            flagged.record(index.conn, item.rel, tries[item.rel])
+    return {rel: flags for rel, flags in tries.items() if flags}
 
 
 def put_file(path: Path, data: bytes) -> FileStat:

@@ -17,6 +17,7 @@ from memory_mcp.app.transfer import DUPLICATE, ImportConflict, ImportReport, Ski
 from memory_mcp.index.db import Index
 from memory_mcp.index.walk import walkable
 from memory_mcp.recall import conflicts
+from memory_mcp.truth import injection
 from memory_mcp.truth.errors import InvalidArgument, StoreError
 from memory_mcp.truth.model import Memory, State, Trust, content_key
 from memory_mcp.truth.options import Progress
@@ -90,7 +91,8 @@ def _import_one(session: Session, index: Index, item: Incoming, batch: Batch, ke
     if fresh:
         report.conflicts.append(ImportConflict(mem.id, item.origin, fresh))
     loaded = Loaded(mem, _import_path(session, item, mem))
-    write(session, index, [loaded])
+    for flags in write(session, index, [loaded]).values():
+        report.flagged.append(Skipped(item.origin, injection.note(flags)))
     return loaded
 
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memory_mcp.app import authorship
-from memory_mcp.index import authors
+from memory_mcp.index import authors, flagged
 from memory_mcp.index.db import Index
 from memory_mcp.truth import teams
 from memory_mcp.truth.results import Hit
@@ -117,11 +117,12 @@ def hand_edited(index: Index, history: History, paths: list[str]) -> None:
 
 
 def annotate(index: Index, hits: list[Hit], reader: authorship.Reader) -> list[Hit]:
-    """`hits` with their author (when the version is not the person's) and standing, rejected ones
-    left out."""
+    """`hits` with their author (when the version is not the person's), standing and what in their text
+    tries to steer the model (`flagged`), rejected ones left out."""
     if not hits:
         return hits
     found = authors.versions(index.conn, [h.path for h in hits])
+    tries = flagged.kinds(index.conn, [h.path for h in hits])
     me = index.get_meta(authors.PERSON_EMAIL) or ""
     marks = reader.standings((v.id, v.blob) for v in found.values())
     out = []
@@ -131,7 +132,7 @@ def annotate(index: Index, hits: list[Hit], reader: authorship.Reader) -> list[H
         if standing == REJECTED:
             continue
         author = v.name if v and v.email != me and standing != OWN else ""
-        out.append(replace(h, author=author, standing=standing))
+        out.append(replace(h, author=author, standing=standing, flagged=tries.get(h.path, [])))
     return out
 
 

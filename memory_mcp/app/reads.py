@@ -12,6 +12,7 @@ from typing import Any
 
 from memory_mcp.app import authorship, provenance
 from memory_mcp.app.session import Session
+from memory_mcp.index import flagged
 from memory_mcp.index.db import Index
 from memory_mcp.index.schema import Row
 from memory_mcp.recall import overview, search
@@ -135,6 +136,10 @@ def read_in(session: Session, index: Index, id: str | None = None, path: str | N
     if mem.provisional:
         warnings.append(f"this file has no id of its own; {words.op('update')} gives it a permanent one")
     author, standing = _provenance(index, row.path)
+    if tries := flagged.of(index.conn, row.path):
+        from memory_mcp.truth import injection  # its rules load only for a flagged memory
+
+        warnings.append(injection.note(tries))
     return ReadResult(id=mem.id, path=row.path, title=mem.title, state=mem.state.value,
                       frontmatter=files.frontmatter(mem), body=mem.body,
                       chain=Chain(supersedes=down, superseded_by=up), history=history,

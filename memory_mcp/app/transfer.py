@@ -69,6 +69,7 @@ class ImportReport:
     refused: list[Skipped] = field(default_factory=list)
     conflicts: list[ImportConflict] = field(default_factory=list)
     commit: str | None = None
+    flagged: list[Skipped] = field(default_factory=list)  # imported, with text that tries to steer the model
 
     def summary(self, limit: int = 20) -> str:
         """Counts first, then why things were refused and which pairs to settle."""
@@ -81,6 +82,7 @@ class ImportReport:
                                            if s.reason != DUPLICATE])
         lines += _first(limit, "conflicts", [f"conflict {c.id} ({c.origin}) with {', '.join(c.conflicts_with)}"
                                              for c in self.conflicts])
+        lines += _first(limit, "flagged", [f"{f.origin}: {f.reason}" for f in self.flagged])
         if self.commit:
             lines.append(f"committed as {self.commit[:12]}")
             if self.conflicts:

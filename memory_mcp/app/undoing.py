@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from memory_mcp.app.access import put_file
 from memory_mcp.app.session import Session
+from memory_mcp.index import flagged
 from memory_mcp.index.db import Index
-from memory_mcp.truth import files
+from memory_mcp.truth import files, injection
 from memory_mcp.truth.dictionary import DICTIONARY
 from memory_mcp.truth.errors import InvalidArgument, NotFound, ParseError, Stale
 from memory_mcp.truth.layout import MEMORIES
@@ -63,8 +64,10 @@ def _put_back(session: Session, index: Index, rel: str, data: bytes | None) -> N
     if rel == DICTIONARY:
         return  # the dictionary is read afresh by the next call
     try:
-        mem = files.parse(files.decode(data), rel)
+        text = files.decode(data)
+        mem = files.parse(text, rel)
     except ParseError as e:
         index.set_file(rel, stat, str(e))
         return
     index.upsert(rel, mem, session.dictionary.normalise_all(mem.entities)[0], stat)
+    flagged.record(index.conn, rel, injection.scan(text))  # a version put back is flagged as any other

@@ -8,7 +8,7 @@ from datetime import UTC, date, datetime, timedelta
 
 from memory_mcp.app import syncrecord
 from memory_mcp.app.session import Session
-from memory_mcp.index import origin
+from memory_mcp.index import flagged, origin
 from memory_mcp.index.db import Index
 from memory_mcp.index.schema import RowFilter
 from memory_mcp.recall import conflicts, overview, vectors
@@ -16,6 +16,7 @@ from memory_mcp.truth import words
 from memory_mcp.truth.layout import DERIVED, MEMORIES, month_folder
 from memory_mcp.truth.options import Progress
 from memory_mcp.truth.results import (
+    FlaggedMemory,
     Listed,
     Move,
     PendingConflict,
@@ -33,6 +34,7 @@ from memory_mcp.truth.ulids import ulid_time
 DISTILL_AGE_DAYS = 30
 LIST_LIMIT = 20
 DISTILL_LIMIT = 10
+FLAGGED_LIMIT = 100  # findings listed: a store a hostile writer filled is told, not printed whole
 
 
 def pending(index: Index, limit: int = -1) -> list[PendingConflict]:
@@ -68,7 +70,9 @@ def status(session: Session) -> StatusResult:
             secrets=_secret_flags(session, index),
             dictionary_skipped=session.dictionary.skipped[:LIST_LIMIT], vectors=vector_coverage(index),
             pending_conflicts_total=index.open_pair_count(), notices=origin_notices(session, index),
-            files_changed=_files_changed(session, index))
+            files_changed=_files_changed(session, index),
+            flagged=[FlaggedMemory(f.id, f.path, f.kind, f.line, f.reason)
+                     for f in flagged.listed(conn, FLAGGED_LIMIT)])
 
 
 def _files_changed(session: Session, index: Index) -> list[Listed]:

@@ -11,7 +11,7 @@ from memory_mcp.app.reads import superseded_by
 from memory_mcp.app.session import Session
 from memory_mcp.index.db import Index
 from memory_mcp.recall import conflicts, ranking
-from memory_mcp.truth import lifecycle, words
+from memory_mcp.truth import injection, lifecycle, words
 from memory_mcp.truth.errors import ConfirmRequired, InvalidArgument
 from memory_mcp.truth.model import (
     ForgetMode,
@@ -67,17 +67,19 @@ def remember(session: Session, opts: Remember) -> RememberResult:
         new = Loaded(mem, new_path(session.root, mem.title, mem.id, mem.created))
         for loser in losers:
             lifecycle.apply_supersede(mem, loser.mem, now)
-        write(session, index, [new, *losers], fresh=frozenset({mem.id}))
+        tries = write(session, index, [new, *losers], fresh=frozenset({mem.id})).get(new.rel, [])
         session.history.commit_paths([item.rel for item in (new, *losers)], f"remember: {mem.title}",
                                      [mem.id, *(loser.mem.id for loser in losers)])
         warnings = []
         if found:
             warnings.append(f"possible conflicts: decide each with {words.op('resolve')} (supersede or keep_both), "
                             "asking the user when unsure")
+        if tries:
+            warnings.append(injection.note(tries))
         return RememberResult(
             id=mem.id, path=new.rel, title=mem.title, state=mem.state.value, duplicate=False,
             superseded=[loser.mem.id for loser in losers], conflicts=[_conflict(n) for n in found],
-            unknown_entities=unknown, warnings=warnings)
+            unknown_entities=unknown, warnings=warnings, flagged=[f.kind for f in tries])
 
 
 def update(session: Session, opts: Update) -> str:

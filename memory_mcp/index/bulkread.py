@@ -19,12 +19,16 @@ import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from memory_mcp.index.schema import Derived, FileStat, derive
 from memory_mcp.truth import files
 from memory_mcp.truth.errors import ParseError
 from memory_mcp.truth.model import Memory
 from memory_mcp.truth.standing import blob_sha
+
+if TYPE_CHECKING:
+    from memory_mcp.truth.injection import Flag
 
 log = logging.getLogger("memory_mcp")
 
@@ -70,13 +74,16 @@ class Prepared:
     unchanged: bool = False
     memory: Memory | None = None
     secret_kinds: tuple[str, ...] = ()
+    flags: tuple[Flag, ...] = ()  # how its text tries to steer the model (`injection.scan`)
     shown: Memory | None = None  # `memory` with its credentials masked: what the index keeps
     derived: Derived | None = None  # the index's view of `shown`
 
 
 def prepare(want: Wanted) -> Prepared:
     """Read, hash and parse one file (see `Prepared`). Never raises for a bad file."""
-    # Imported here: the credential rules are not needed by a reconcile that finds nothing to read.
+    # Imported here: the credential and injection rules are not needed by a reconcile that finds
+    # nothing to read.
+    from memory_mcp.truth import injection
     from memory_mcp.truth.secrets import scan
 
     try:
@@ -95,7 +102,7 @@ def prepare(want: Wanted) -> Prepared:
     findings = scan(text)
     shown = files.masked(mem) if findings else mem
     return Prepared(want.rel, stat, raw, memory=mem, secret_kinds=tuple(f.kind for f in findings), shown=shown,
-                    derived=derive(shown))
+                    derived=derive(shown), flags=tuple(injection.scan(text)))
 
 
 def workers() -> int:

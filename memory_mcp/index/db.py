@@ -314,12 +314,13 @@ class Index(SearchSignals):
             for (rowid,) in self.conn.execute("SELECT rowid FROM memories WHERE path=?", (path,)).fetchall():
                 self._delete_rowid(rowid)
             self.set_secret_flags(path, [])
+            self.conn.execute("DELETE FROM flagged WHERE path=?", (path,))
 
     def clear(self) -> None:
         """Drop every file and memory row (usage survives: it is keyed by memory id)."""
         self._forget_all()  # what was held back for the rows going now goes with them
-        for name in ("entities", "memories", "files", "secret_flags", "conflict_links", "open_pairs", "term_df",
-                     "tallies"):
+        for name in ("entities", "memories", "files", "secret_flags", "flagged", "conflict_links", "open_pairs",
+                     "term_df", "tallies"):
             self.conn.execute(f"DELETE FROM {name}")
         # Deleting from an FTS5 table reads back every row to unindex it; recreating it is instant.
         for name in FTS_TABLES:

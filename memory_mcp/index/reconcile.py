@@ -17,6 +17,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from memory_mcp.index import flagged
 from memory_mcp.index.db import Index
 from memory_mcp.index.schema import FileStat
 from memory_mcp.truth.dictionary import DICTIONARY, Dictionary
@@ -252,4 +253,5 @@ def _index_file(root: Path, index: Index, dictionary: Dictionary, report: Reconc
     entities, _ = dictionary.normalise_all(shown.entities)
     index.upsert(rel, shown, entities, fstat, derived, holders)
     index.set_secret_flags(rel, list(prep.secret_kinds))
+    flagged.record(index.conn, rel, prep.flags)  # a hand edit's, an import's or a sync's text that tries
     report.reindexed.append(rel)

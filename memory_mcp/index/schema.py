@@ -50,6 +50,10 @@ CREATE INDEX IF NOT EXISTS memories_by_thread ON memories(thread, created, id);
 CREATE INDEX IF NOT EXISTS memories_by_updated ON memories(updated);
 CREATE TABLE IF NOT EXISTS secret_flags (path TEXT NOT NULL, kind TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS secret_flags_by_path ON secret_flags(path);
+-- What in each file tries to steer the model (truth/injection.py): kind, line and our reason, never the text.
+CREATE TABLE IF NOT EXISTS flagged (path TEXT NOT NULL, kind TEXT NOT NULL, line INTEGER NOT NULL,
+    reason TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS flagged_by_path ON flagged(path);
 -- Every recall reports coverage (files in error): a partial index holds just those rows.
 CREATE INDEX IF NOT EXISTS files_in_error ON files(path) WHERE error IS NOT NULL;
 -- Every recall also counts the open conflict pairs: `pairs` keeps them as rows change, from each

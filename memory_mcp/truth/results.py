@@ -46,6 +46,9 @@ class RememberResult:
     conflicts: list[Conflict] = field(default_factory=list)
     unknown_entities: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    # Kinds of text in it that tries to steer the model (truth/injection.py): written all the same,
+    # listed by memory_status and marked wherever it is shown.
+    flagged: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -86,6 +89,8 @@ class Hit:
     # A file memory whose file changed since it was written (app/staleness.py), in a file recall:
     # "src/billing/tax.py changed in 3 commits since"; "" otherwise.
     changed: str = ""
+    # The kinds of text in it that tries to steer the model (truth/injection.py), marked on its line.
+    flagged: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -232,6 +237,20 @@ class StatusResult:
     notices: list[str] = field(default_factory=list)
     # File memories whose files changed since they were written (app/staleness.py), newest first.
     files_changed: list[Listed] = field(default_factory=list)
+    # Memories whose text tries to steer the model (truth/injection.py), one finding each line.
+    flagged: list[FlaggedMemory] = field(default_factory=list)
+
+
+@dataclass
+class FlaggedMemory:
+    """One way an indexed memory's text tries to steer the model: kind, line of its file and our
+    reason; never its text, not even its title (the model reads status too)."""
+
+    id: str
+    path: str
+    kind: str
+    line: int
+    reason: str
 
 
 @dataclass

@@ -90,9 +90,9 @@ def lines(text: str) -> list[str]:
     return [x for x in text.splitlines() if x.startswith("- ")]
 
 
-def hooks_now(env: dict[str, str], session: str) -> dict[str, list[str]]:
+def hooks_now(env: dict[str, str], session: str, prompt: str = PROMPT) -> dict[str, list[str]]:
     project = Path(env["PROJECT"])
-    return {"prompt": lines(hook(env, "UserPromptSubmit", common(env, "UserPromptSubmit", session, prompt=PROMPT))),
+    return {"prompt": lines(hook(env, "UserPromptSubmit", common(env, "UserPromptSubmit", session, prompt=prompt))),
             "digest": lines(hook(env, "SessionStart", common(env, "SessionStart", session + "d", source="startup"))),
             "file": lines(hook(env, "PreToolUse", common(env, "PreToolUse", session + "f", tool_name="Read",
                                                      tool_input={"file_path": str(project / "src" / "billing.py")})))}

@@ -254,6 +254,7 @@ def session_start_output(payload: dict[str, Any], hits: list[Hit], imported: str
     from memory_mcp.adapters import render
 
     hookstate.prune()
+    hits = [h for h in hits if relevance.injectable(h)]
     tokens = int(os.environ.get("MEMORY_MCP_DIGEST_TOKENS", "0") or 0) or render.DIGEST_TOKENS
     # The cap leaves room for the import note, so the cut at OUTPUT_CAP never reaches the block.
     text = render.digest(hits, tokens, OUTPUT_CAP - sum(len(x) + 2 for x in (imported, told) if x))
@@ -275,7 +276,7 @@ def select(hits: list[Hit], prompt: str, seen: set[str], max_tokens: int = PROMP
     lines: list[str] = []
     spent = 0
     last_scope = None
-    for h in in_order(relevance.chosen(hits, prompt)):
+    for h in in_order(relevance.chosen([h for h in hits if relevance.injectable(h)], prompt)):
         if h.id in seen:
             continue
         line = prompt_line(h, now, last_scope)
@@ -411,7 +412,7 @@ def file_lines(hits: list[Hit], seen: Callable[[str], bool]) -> list[str]:
     left out, one line each, until the token cap."""
     lines, spent, last_scope = [], 0, None
     for h in in_order(hits):
-        if seen(h.id):
+        if seen(h.id) or not relevance.injectable(h):
             continue
         line = prompt_line(h, None, last_scope)
         last_scope = h.scope

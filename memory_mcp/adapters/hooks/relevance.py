@@ -1,4 +1,5 @@
-"""Which prompts the prompt hook answers, and which recall hits it injects.
+"""Which prompts the prompt hook answers, and which recall hits it injects (the file hook and the
+digest leave out what `injectable` leaves out, too).
 
 Recall scores are relative (the best hit of any query scores about 1), so they cannot tell a real
 match from the best of bad ones, and a store that holds conversation has a chat turn sharing a word
@@ -13,6 +14,8 @@ from __future__ import annotations
 
 import re
 from typing import TYPE_CHECKING
+
+from memory_mcp.truth.standing import UNACCEPTED
 
 if TYPE_CHECKING:
     from memory_mcp.truth.results import Hit
@@ -96,3 +99,9 @@ def chosen(hits: list[Hit], prompt: str) -> list[Hit]:
         return []
     best = max(h.score for h in sharing)
     return [h for h in sharing if h.score >= MARGIN * best]
+
+
+def injectable(h: Hit) -> bool:
+    """Whether a hook may show `h` unasked: not a flagged memory the person has not accepted (what a
+    teammate's commit or a pull brings; docs/security.md, "Text that tries"). Recall finds it, marked."""
+    return not (h.flagged and h.standing == UNACCEPTED)
