@@ -31,6 +31,7 @@ async def strip(request: Request) -> Response:
     counts = [("conflicts", "open conflicts", status.pending_conflicts_total or len(status.pending_conflicts)),
               ("unreviewed", "unreviewed", unreviewed), ("unindexed", "unindexed files", len(status.unindexed)),
               ("review", "review due", len(status.review_due)), ("secrets", "flagged secrets", len(status.secrets)),
+              ("flagged", "flagged content", len({f.id for f in status.flagged})),
               ("prune", "withheld by feedback", len(status.withheld))]
     return ui.render(request, "strip.html", error="", counts=counts, scope=scope)
 
