@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from memory_mcp.truth.identity import PROJECT_FOLDER, git_dir
-from memory_mcp.truth.layout import config_dir
+from memory_mcp.truth.layout import config_dir, save_config
 
 TRUST_FILE = "trust.json"
 
@@ -62,11 +62,7 @@ def _load() -> dict[str, Any]:
 
 
 def _save(data: dict[str, Any]) -> None:
-    folder = config_dir()
-    folder.mkdir(parents=True, exist_ok=True)
-    tmp = folder / f".{TRUST_FILE}.{os.getpid()}.tmp"
-    tmp.write_text(json.dumps(data, indent=1, sort_keys=True), encoding="utf-8")
-    os.replace(tmp, folder / TRUST_FILE)
+    save_config(TRUST_FILE, data)
 
 
 def is_trusted(root: Path) -> bool:

@@ -64,6 +64,18 @@ def config_dir() -> Path:
     return Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config") / "memory-mcp"
 
 
+def save_config(name: str, data: object) -> None:
+    """Write `data` as the JSON file `name` of the config folder, whole or not at all (a temporary
+    file renamed over it): the person's decisions are never left half written."""
+    import json
+
+    folder = config_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    tmp = folder / f".{name}.{os.getpid()}.tmp"
+    tmp.write_text(json.dumps(data, indent=1, sort_keys=True), encoding="utf-8")
+    os.replace(tmp, folder / name)
+
+
 def cache_home() -> Path:
     """This user's cache folder for memory-mcp: `$XDG_CACHE_HOME` (else ~/.cache)`/memory-mcp`."""
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "memory-mcp"

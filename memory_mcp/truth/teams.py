@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from memory_mcp.truth.errors import InvalidPointer, ParseError
-from memory_mcp.truth.layout import config_dir
+from memory_mcp.truth.layout import config_dir, save_config
 from memory_mcp.truth.projects import remote_key
 
 POINTER = ".memory.toml"
@@ -186,11 +186,7 @@ def _load() -> dict[str, Any]:
 
 
 def _save(data: dict[str, Any]) -> None:
-    folder = config_dir()
-    folder.mkdir(parents=True, exist_ok=True)
-    tmp = folder / f".{TEAMS_FILE}.{os.getpid()}.tmp"
-    tmp.write_text(json.dumps(data, indent=1, sort_keys=True), encoding="utf-8")
-    os.replace(tmp, folder / TEAMS_FILE)
+    save_config(TEAMS_FILE, data)
 
 
 def record_join(project_key: str, url: str, store: Path) -> None:
