@@ -7,6 +7,7 @@ import contextlib
 import inspect
 import os
 import pty
+import re
 import socket
 import subprocess
 import sys
@@ -292,6 +293,18 @@ def run_on_terminal(args: list[str], env: dict[str, str], timeout: float) -> tup
     finally:
         os.close(leader)
     return done, drawn
+
+
+def auto_memory(env: dict[str, str]) -> Path:
+    """A Claude Code auto-memory folder for the project of a hook environment (`hook_env`), with an
+    index and one note, as Claude Code keeps them under ~/.claude/projects/<folder key>/memory."""
+    key = re.sub(r"[^A-Za-z0-9]", "-", str(Path(env["PROJECT"]).resolve()))
+    folder = Path(env["HOME"]) / ".claude" / "projects" / key / "memory"
+    folder.mkdir(parents=True)
+    (folder / "MEMORY.md").write_text("- [Build tool](build.md) - which tool builds\n")
+    (folder / "build.md").write_text("---\nname: Build with make\ndescription: The project builds with make "
+                                     "targets.\ntype: project\n---\nRun make all.\n")
+    return folder
 
 
 def hook_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import EXE, ROOT, hook_env
+from conftest import EXE, ROOT, auto_memory, hook_env
 from hook_eval import CHIT_CHAT, MEMORIES, PROMPTS
 
 from memory_mcp.adapters.hooks import events as hooks
@@ -253,16 +253,6 @@ def test_stop_notes_once_after_real_work_without_a_memory(env: dict[str, str], t
 
 
 # ------------------------------------------------------------------ auto memory
-def auto_memory(env: dict[str, str]) -> Path:
-    key = re.sub(r"[^A-Za-z0-9]", "-", str(Path(env["PROJECT"]).resolve()))
-    folder = Path(env["HOME"]) / ".claude" / "projects" / key / "memory"
-    folder.mkdir(parents=True)
-    (folder / "MEMORY.md").write_text("- [Build tool](build.md) - which tool builds\n")
-    (folder / "build.md").write_text("---\nname: Build with make\ndescription: The project builds with make "
-                                     "targets.\ntype: project\n---\nRun make all.\n")
-    return folder
-
-
 def test_auto_memory_notes_are_imported_and_a_changed_note_supersedes_its_import(env: dict[str, str]) -> None:
     from memory_mcp.truth import roots
 

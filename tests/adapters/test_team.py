@@ -14,7 +14,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import EXE, Session, hook_env
+from conftest import EXE, Session, auto_memory, hook_env
 from mcp import Client, StdioServerParameters
 from test_accept import on_terminal
 
@@ -184,16 +184,6 @@ def test_without_a_team_store_share_says_how_to_make_one(ann: dict[str, str]) ->
 
 
 # ------------------------------------------------------------------ personal stays personal
-def auto_memory(env: dict[str, str]) -> Path:
-    key = re.sub(r"[^A-Za-z0-9]", "-", str(Path(env["PROJECT"]).resolve()))
-    folder = Path(env["HOME"]) / ".claude" / "projects" / key / "memory"
-    folder.mkdir(parents=True)
-    (folder / "MEMORY.md").write_text("- [Build tool](build.md) - which tool builds\n")
-    (folder / "build.md").write_text("---\nname: Build with make\ndescription: The project builds with make "
-                                     "targets.\ntype: project\n---\nRun make all on my laptop.\n")
-    return folder
-
-
 def test_auto_memory_notes_never_reach_a_dot_memory_store_a_team_shares(ann: dict[str, str], remote: Path) -> None:
     # On main before this change, SessionStart imported Claude Code's machine-local notes into the
     # project's `.memory` (a store a team shares through its remote) and the next sync pushed them.
