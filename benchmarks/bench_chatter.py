@@ -7,9 +7,10 @@ The store holds the coding memories of tests/hook_eval.py and tests/chatter_set.
 LoCoMo turns (locomo10.json, every conversation, spread evenly), each written with
 `Store.remember` as `memory_remember` writes an agent's memory: content only, no title, type or
 source. The turns are noise here, never tuned on. `--store PATH` keeps the store built there and
-reuses it on the next run. Each prompt of tests/chatter_set.py goes through the prompt hook's own
-handler in a new session; a want-nothing prompt is quiet when the hook prints nothing, a coding
-prompt right when the memory it wants is among the lines."""
+reuses it on the next run. Each prompt of tests/chatter_set.py (the tuned set and two held-out
+ones, reported apart, then summed) goes through the prompt hook's own handler in a new session; a
+want-nothing prompt is quiet when the hook prints nothing, a coding prompt right when the memory it
+wants is among the lines."""
 
 from __future__ import annotations
 
@@ -22,7 +23,15 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-from chatter_set import CODING, EXTRA_MEMORIES, HELD_OUT_CODING, HELD_OUT_WANT_NOTHING, WANT_NOTHING  # noqa: E402
+from chatter_set import (  # noqa: E402
+    CODING,
+    EXTRA_MEMORIES,
+    HELD_OUT_CODING,
+    HELD_OUT_WANT_NOTHING,
+    SECOND_HELD_OUT_CODING,
+    SECOND_HELD_OUT_WANT_NOTHING,
+    WANT_NOTHING,
+)
 from hook_eval import MEMORIES  # noqa: E402
 
 from memory_mcp.adapters.hooks import events as hooks  # noqa: E402
@@ -78,14 +87,19 @@ def main() -> None:
     ids = build(root, locomo_turns(args.eval_dir, args.turns))
     key_of = {v: k for k, v in ids.items()}
     print(f"store: {len(ids)} coding memories and {args.turns} conversational turns")
+    totals = [0, 0, 0, 0]
     for label, nothing, coding in (("", WANT_NOTHING, CODING),
-                                   (" (held out)", HELD_OUT_WANT_NOTHING, HELD_OUT_CODING)):
-        measure(root, key_of, label, nothing, coding, args.verbose)
+                                   (" (held out)", HELD_OUT_WANT_NOTHING, HELD_OUT_CODING),
+                                   (" (second held out)", SECOND_HELD_OUT_WANT_NOTHING, SECOND_HELD_OUT_CODING)):
+        quiet, right = measure(root, key_of, label, nothing, coding, args.verbose)
+        totals = [a + b for a, b in zip(totals, (quiet, len(nothing), right, len(coding)), strict=True)]
+    quiet, n, right, m = totals
+    print(f"all sets: quiet {quiet}/{n} ({quiet / n:.0%}), right memory {right}/{m} ({right / m:.0%})")
 
 
 def measure(root: Path, key_of: dict[str, str], label: str, nothing: list[str], coding: list[tuple[str, str]],
-            verbose: bool) -> None:
-    """Print how quiet the hook is on `nothing` and how often right on `coding`."""
+            verbose: bool) -> tuple[int, int]:
+    """Print how quiet the hook is on `nothing` and how often right on `coding`; return both counts."""
     chatty = [(p, got) for n, p in enumerate(nothing) if (got := injected(root, p, f"n{label}{n}"))]
     wrong, lines, noise = [], 0, 0
     for n, (prompt, key) in enumerate(coding):
@@ -103,6 +117,7 @@ def measure(root: Path, key_of: dict[str, str], label: str, nothing: list[str], 
             print(f"  chatty: {prompt!r} got {len(got)} line(s)")
         for prompt, key, got_keys in wrong:
             print(f"  wrong: {prompt!r} wants {key}, got {got_keys}")
+    return quiet, right
 
 
 if __name__ == "__main__":

@@ -110,3 +110,43 @@ HELD_OUT_CODING: list[tuple[str, str]] = [
     ("great, how are background jobs queued", "celery"),
     ("got it. how many approvals does a pull request need", "code-review"),
 ]
+
+# A second held-out set, written for the rework of the floor before any rule changed and committed
+# on its own: prompts as people type them, not read against the word lists. Never tuned on.
+SECOND_HELD_OUT_WANT_NOTHING: list[str] = [
+    "ok do it", "why did you do that?", "lol nice", "can you explain what you just changed", "go ahead",
+    "yes, the second option", "no, the other one", "that's wrong, try again", "wait what",
+    "could you walk me through your reasoning?", "what do you mean by that?", "give me a shorter version",
+    "put that in a bullet list", "are you sure?", "how confident are you about this?",
+    "what files did you touch?", "please revert your last edit", "stop, that's not what I asked",
+    "let me think about it for a minute", "brb", "ok I'm back", "how's it going?",
+    "what are you up to this weekend?", "ugh, long day", "I need a vacation", "the kids are finally asleep",
+    "just had the best pizza", "merry christmas!", "you're a lifesaver", "amazing, you nailed it",
+    "thank you so so much!!", "fair enough", "hmm ok, interesting approach", "yeah that works for me",
+    "can you do the same for the rest?", "what was I asking about before?", "great, what's next?", "nope",
+    "I'm going to call it a day, see you", "do you ever get bored?", "tell me a joke", "you're doing great",
+]
+SECOND_HELD_OUT_CODING: list[tuple[str, str]] = [
+    ("ok thanks, now fix the tax rounding", "tax-rounding"),
+    ("sounds good, and the retry backoff?", "retry-backoff"),
+    ("lol nice, now the migration for the new orders table", "alembic"),
+    ("ok do it, and format the python the way we usually do", "black"),
+    ("why is the refresh token stored httponly?", "auth-jwt"),
+    ("can you explain how the feature flag config works", "feature-flags"),
+    ("cheers. which package manager do we use for the frontend workspace", "pnpm"),
+    ("perfect. tag a release and deploy it", "deploy"),
+    ("yep, and which broker do the celery workers use?", "celery"),
+    ("the thumbnail lambda didn't fire for the last upload", "images"),
+    ("great. who is on call this week?", "on-call"),
+    ("thanks! what's our convention for commit messages?", "commit-style"),
+    ("nice, how do I run the slow integration tests", "pytest-slow"),
+    ("should the new endpoint be /v3 in the path or a version header?", "api-versioning"),
+    ("ok, add a french translation for the checkout button", "i18n"),
+    ("hmm, the amount comes out as 19.999999 dollars", "money"),
+    ("got it. can I cast to any in this typescript file?", "typescript-strict"),
+    ("users still get the old js bundle from the cdn after a deploy", "cache-busting"),
+    ("how do staff log into the django admin", "django-admin"),
+    ("great, now dedupe the stripe events in the webhook handler", "stripe-webhook"),
+    ("what's the max number of requests per minute on the public api", "rate-limit"),
+    ("should my feature branch live for a few weeks?", "branching"),
+]
