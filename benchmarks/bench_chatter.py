@@ -76,7 +76,9 @@ def injected(root: Path, prompt: str, session: str) -> list[str]:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--eval-dir", type=Path, default=Path(__file__).resolve().parents[2] / "shared" / "eval")
+    # ../shared/eval beside the repository, or beside the folder of worktrees it is one of
+    found = (d / "shared" / "eval" for d in Path(__file__).resolve().parents[1:] if (d / "shared" / "eval").is_dir())
+    ap.add_argument("--eval-dir", type=Path, default=next(found, Path("../shared/eval")))
     ap.add_argument("--turns", type=int, default=2000)
     ap.add_argument("--store", type=Path, default=None, help="build the store here, or reuse the one built here")
     ap.add_argument("-v", "--verbose", action="store_true", help="list the prompts the hook got wrong")

@@ -3,7 +3,7 @@ conversation, small talk) and coding prompts with the memory each wants, some of
 with a project thing in it ("thanks, now the tax rounding"). Written for issue 33 before any rule
 that reads it. benchmarks/bench_chatter.py measures the prompt hook on it against a store holding
 the memories of tests/hook_eval.py, EXTRA_MEMORIES and 2,000 or more conversational turns
-(LoCoMo, loaded at run time: noise, never tuned on); tests/adapters/test_chatter.py holds a few
+(LoCoMo, loaded at run time: noise, never tuned on); tests/adapters/test_hook_selection.py holds a few
 of each kind through the real hook."""
 
 from __future__ import annotations

@@ -78,6 +78,27 @@ def test_runners_up_are_kept_by_their_margin_to_the_best_hit_that_shares_a_word(
     assert relevance.chosen(hits, "did you watch the game?") == []
 
 
+def test_one_shared_word_is_a_match_only_when_it_is_the_projects() -> None:
+    # The word lists held the tuned prompts' words and no others: "had pizza for lunch" got a chat
+    # turn about pizza, "which files did you edit?" a memory about static files.
+    chat = Hit(id="chat", path="memories/chat.md", title="We had pizza by the sea, you would love it!",
+               excerpt="", type="fact", state="active", trust="agent-inferred", entities=[], updated=None, score=1.0)
+    assert relevance.conversational(chat) and not relevance.conversational(hit("Pizza menu is cached", 1, "x"))
+    assert relevance.chosen([chat], "had pizza for lunch") == []
+    assert relevance.chosen([chat], "the pizza by the sea") == [chat]  # two shared words
+    # One word the conversation in the store uses at a score as high: everyday English, not the project's.
+    menu = hit("The pizza menu is cached for an hour", 0.9, "menu")
+    assert relevance.chosen([chat, menu], "pizza") == []
+    assert relevance.chosen([chat, hit("The pizza menu is cached for an hour", 1.1, "menu")], "pizza")[0].id == "menu"
+    # A question about the session itself needs two shared words.
+    static = hit("Static files are fingerprinted", 1.0, "static")
+    assert relevance.about_session("which files did you edit?") and relevance.about_session("explain what you just did")
+    assert not relevance.about_session("where do the static files go?")
+    assert relevance.chosen([static], "which files did you edit?") == []
+    assert relevance.chosen([static], "where do the static files go?") == [static]
+    assert relevance.chosen([static], "did you fingerprint the static files?") == [static]
+
+
 # ------------------------------------------------------------------ through the real hooks
 def test_prompt_hook_is_quiet_on_chatter_over_a_store_with_chat_turns(env: dict[str, str], tmp_path: Path) -> None:
     # On a store holding conversation, an acknowledgement or a meta-request got a chat turn that
@@ -94,6 +115,25 @@ def test_prompt_hook_is_quiet_on_chatter_over_a_store_with_chat_turns(env: dict[
     assert [p for n, p in enumerate(chatter) if prompt(env, tmp_path / "store", p, f"n{n}")] == []
     assert ids["tax-rounding"] in prompt(env, tmp_path / "store", "thanks, now the tax rounding", "c1")
     assert ids["csv-import"] in prompt(env, tmp_path / "store", "great. make the CSV import accept Excel files", "c2")
+
+
+def test_prompt_hook_is_quiet_on_chatter_no_word_list_holds(env: dict[str, str], tmp_path: Path) -> None:
+    # Quiet on 13 of 20 held-out prompts that want nothing: words no list held ("pizza", "minute",
+    # "files") matched a chat turn or a coding memory on that one word.
+    store = Store.open(tmp_path / "store")
+    ids = {key: store.remember(content, title=title, type=kind, trust="user-stated").id
+           for key, (kind, title, content) in {**MEMORIES, **EXTRA_MEMORIES}.items()}
+    for turn in ("We had the best pizza by the sea, you would love it!", "Give me a minute, I'm almost done here.",
+                 "I love your style, where did you get that jacket?"):
+        store.remember(turn)
+    store.close()
+    chatter = ["had pizza for lunch, back now", "hold on a minute", "which files did you edit?",
+               "what did you run last?"]
+    assert [p for n, p in enumerate(chatter) if prompt(env, tmp_path / "store", p, f"n{n}")] == []
+    for n, (text, key) in enumerate([("sounds good, and the retry backoff?", "retry-backoff"),
+                                     ("test_checkout_flow is red again", "flaky-test"),
+                                     ("ok, the requests per minute limit on the api", "rate-limit")]):
+        assert ids[key] in prompt(env, tmp_path / "store", text, f"c{n}"), text
 
 
 def test_prompt_hook_keeps_a_clear_runner_up_that_shares_one_word(env: dict[str, str], tmp_path: Path) -> None:

@@ -5,9 +5,14 @@ Recall scores are relative (the best hit of any query scores about 1), so they c
 match from the best of bad ones, and a store that holds conversation has a chat turn sharing a word
 with almost any prompt. The floor is lexical: words that carry no project meaning (function words,
 acknowledgements, thanks, words about the conversation itself, small talk) are set aside; a prompt
-left with none wants nothing and is not searched at all, and a hit is injected only when it shares
-one of the words left. Runners-up are kept by their score's margin to the best hit that cleared
-the floor. Tuned on tests/hook_eval.py and tests/chatter_set.py (docs/design-notes.md).
+left with none wants nothing and is not searched at all. No word list holds all of small talk, so
+a hit must also show that the words it shares are the project's: two shared words are enough; one
+is enough only for a hit that does not read as conversation (`conversational`), on a prompt that is
+not about the session itself ("what did you change?"), when no hit that reads as conversation uses
+that word and scores as high (in a store with chat in it, "minute" or "style" is everyday English;
+in one without, nothing changes). Runners-up are kept by their score's margin to the best hit that
+cleared the floor. Tuned on tests/hook_eval.py and tests/chatter_set.py's tuned set
+(docs/design-notes.md).
 """
 
 from __future__ import annotations
@@ -64,6 +69,13 @@ game games movie movies film films music song songs shows watch watched watching
 play played playing fun funny lol haha hahaha lmao joke jokes favourite favorite
 happy sad glad excited bored busy stressed feel feeling feels life day days went come came"""
 
+# A memory in the first or second person singular, or exclaimed, reads as conversation. (Patterns
+# as text: `re` compiles them at first use, not when the hook imports this module.)
+_TALK = r"(?i)!|\b(?:i|i'm|i've|i'll|i'd|me|my|mine|myself|you|you're|you've|your|yours|yourself)\b"
+# A prompt about the session: "did you", "have we", "you just", "you made", "you changed", "your last".
+_SESSION = (r"(?i)\b(?:did|have|had|were|was) (?:you|we|i)\b|\byou(?:'ve| just| did| made| \w+ed)\b"
+            r"|\byour (?:last|previous|earlier)\b")
+
 # The sets are written as text; split once here.
 CHATTER = frozenset(f"{_ASSENT} {_META} {_SMALL_TALK}".split())
 STOP_WORDS = CHATTER | frozenset(_FUNCTION.split())
@@ -91,14 +103,39 @@ def query(prompt: str) -> str:
 
 
 def chosen(hits: list[Hit], prompt: str) -> list[Hit]:
-    """The hits that clear the floor, in their order: each shares a content word with the prompt
-    and scores at least MARGIN x the best hit that does."""
+    """The hits that clear the floor, in their order: each shows that the words it shares with the
+    prompt are the project's (`_evidence`) and scores at least MARGIN x the best hit that does."""
     words = content_words(prompt)
-    sharing = [h for h in hits if words & content_words(f"{h.title} {h.excerpt}")]
+    shared = [words & content_words(f"{h.title} {h.excerpt}") for h in hits]
+    talk = [(h, s) for h, s in zip(hits, shared, strict=True) if conversational(h)]
+    one_word = not about_session(prompt)
+    sharing = [h for h, s in zip(hits, shared, strict=True) if _evidence(h, s, talk, one_word)]
     if not sharing:
         return []
     best = max(h.score for h in sharing)
     return [h for h in sharing if h.score >= MARGIN * best]
+
+
+def _evidence(h: Hit, shared: set[str], talk: list[tuple[Hit, set[str]]], one_word: bool) -> bool:
+    """Whether `h` sharing `shared` with the prompt is a match: two words always; one word only when
+    `one_word`, `h` does not read as conversation and no hit in `talk` (those that do) uses that
+    word at a score as high as `h`'s."""
+    if len(shared) != 1:
+        return len(shared) > 1
+    word = next(iter(shared))
+    return one_word and not conversational(h) and not any(word in s and t.score >= h.score for t, s in talk)
+
+
+def conversational(h: Hit) -> bool:
+    """Whether a memory reads as conversation rather than as a note about a project: an exclamation,
+    or I, me, my, you or your (a project note says what is, not who told whom)."""
+    return re.search(_TALK, f"{h.title} {h.excerpt}") is not None
+
+
+def about_session(prompt: str) -> bool:
+    """Whether a prompt asks about the session itself: what the agent (or we) did or said, its
+    last answer ("what did you change?", "explain what you just did", "your last answer")."""
+    return re.search(_SESSION, prompt) is not None
 
 
 def injectable(h: Hit) -> bool:
