@@ -10,7 +10,8 @@ file watcher, as `memory-mcp ui` does. Figures, p50 and p95 of `--repeat` reques
 * the timeline's first page; at 100k also a later page (page 100: the 4,951st to the 5,000th);
 * a memory's page, a different memory each request;
 * the search page, against recall's own time for the same queries in the same run (the facade's
-  recall, the tool's default limit of 8, and with the page's limit of 50);
+  recall, the tool's default limit of 8, and with the page's limit of 50); its third page; and
+  whether paging through the first four pages repeats or skips a memory against one list of 200;
 * peak resident memory (VmHWM) of a `memory-mcp ui` process after it has served those pages, and of
   a `memory-mcp serve` process after status, recall and read on the same store.
 
@@ -119,9 +120,24 @@ def pages(root: Path, n: int, repeat: int, rng: random.Random, queries: list[str
             out["recall_limit50"] = recall50.as_json()
             out["search_over_recall_ms"] = round(page.p50 - recall8.p50, 1)
             out["search_over_recall50_ms"] = round(page.p50 - recall50.p50, 1)
+            out["search_page_3"] = drive.timed(["/?" + _q(q) + "&page=3" for q in asked]).as_json()
+            out["search_paging"] = paging(store, asked[:10])
         return out
     finally:
         store.close()
+
+
+def paging(store: Store, queries: list[str]) -> dict[str, int]:
+    """The first four search pages of each query against one list of their 200 best: how many
+    memories paging showed, showed twice, or skipped."""
+    shown = repeated = skipped = 0
+    for q in queries:
+        paged = [e.id for n in range(4) for e in store.timeline(q, offset=n * 50, limit=50).entries]
+        whole = [e.id for e in store.timeline(q, limit=200).entries]
+        shown += len(paged)
+        repeated += len(paged) - len(set(paged))
+        skipped += len(set(whole[:len(paged)]) - set(paged))
+    return {"shown": shown, "repeated": repeated, "skipped": skipped}
 
 
 def _q(query: str) -> str:

@@ -1,15 +1,25 @@
 """A store for the local page's tests, its browser tests and its screenshots: ordinary memories,
 hostile ones (markup and fence-breaking text), an open conflict pair and a teammate's memory the
-person has not reviewed. Built through the facade and real git."""
+person has not reviewed. Built through the facade and real git. And the page over stores in
+Starlette's TestClient, for the route tests."""
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from starlette.testclient import TestClient
+
+from memory_mcp.adapters.ui.app import build
+from memory_mcp.adapters.ui.guard import Keys
+from memory_mcp.app.scopes import Scopes
 from memory_mcp.app.store import Store
 from memory_mcp.truth.ulids import new_ulid
+
+BASE = "http://127.0.0.1:8123"
 
 XSS_TITLE = "<script>alert(1)</script>"
 IMG = '<img src=x onerror="alert(2)">'
@@ -61,3 +71,32 @@ def _teammate_adds(store: Store, root: Path) -> str:
     git(root, "-c", "user.name=Robin Mate", "-c", "user.email=robin@example.com", "commit", "-qm", "team: ci cache")
     store.refresh()
     return mem_id
+
+
+def bulk_notes(store: Store, n: int) -> list[str]:
+    """`n` memories about canary deploys, written as files and committed at once (`n` remembers
+    would take a commit each), then indexed: a search with more matches than a page holds."""
+    ids = []
+    folder = store.root / "memories" / "bulk"
+    folder.mkdir(parents=True, exist_ok=True)
+    for i in range(n):
+        mem_id = new_ulid()
+        (folder / f"deploy-{i:03d}.md").write_text(
+            f"---\nid: {mem_id}\ntype: knowledge\nstate: active\ntrust: user-stated\n"
+            f"created: 2026-10-01T10:{i // 60:02d}:{i % 60:02d}Z\nupdated: 2026-10-01T10:{i // 60:02d}:{i % 60:02d}Z\n---\n"
+            f"# Deploy note {i}\n\nThe deploy of service {i} waits for the canary.\n", encoding="utf-8")
+        ids.append(mem_id)
+    git(store.root, "add", "memories/bulk")
+    git(store.root, "-c", "user.name=Robin Mate", "-c", "user.email=robin@example.com", "commit", "-qm", "bulk: notes")
+    store.refresh()
+    return ids
+
+
+@contextlib.contextmanager
+def serve_page(scopes: Scopes) -> Iterator[tuple[TestClient, Keys]]:
+    """The page over `scopes` in a TestClient that has been through the door (its cookie set)."""
+    keys = Keys()
+    app, _ = build(scopes, keys)
+    with TestClient(app, base_url=BASE) as client:
+        client.get(f"/?token={keys.token}")
+        yield client, keys

@@ -71,11 +71,11 @@ def own_commits(index: Index, history: History) -> None:
     all). A write's next call, and a one-shot command after a write, start two gits fewer."""
     made, history.authored = history.authored, []
     at = index.get_meta(authors.AUTHORS_HEAD)
-    rows: list[tuple[str, str, str, str]] = []
+    rows: list[tuple[str, str, str, str, str]] = []
     email = None
     for c in made:
         if at and c.parent == at:
-            rows += [(blob, c.name, c.email, c.date) for blob in c.blobs]
+            rows += [(blob, c.name, c.email, c.date, c.subject) for blob in c.blobs]
             at, email = c.commit, c.email
     if email is not None and at is not None:
         with index.transaction():

@@ -31,6 +31,7 @@ from memory_mcp.truth.results import (
 from memory_mcp.truth.roots import PROJECT, TEAM, USER, ScopeConfig
 
 if TYPE_CHECKING:  # the store (git, SQLite, YAML, stemmers) loads on the first call, not at server start
+    from memory_mcp.app.loads import Load
     from memory_mcp.app.store import Store
     from memory_mcp.truth.options import Progress
 
@@ -112,6 +113,13 @@ class Scopes:
         if scope not in self.stores:
             raise InvalidArgument(f"scope must be one of {', '.join(self.stores)}.")
         return self.stores[scope]
+
+    def loads(self, folder: Path | None) -> list[Load]:
+        """Where the memories load: each store served with its count, and the team store of the
+        project holding `folder` when it is not served (not joined, refused, or none)."""
+        from memory_mcp.app.loads import where_they_load
+
+        return where_they_load(self.stores, folder)
 
     def owner(self, id: str) -> Store:
         """The store holding memory `id`; the default store when none does (its NotFound then says so)."""

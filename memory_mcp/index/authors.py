@@ -1,6 +1,7 @@
 """Which version of each memory the index holds (its id and the git blob of its file) and who wrote
-that version (the `authors` table, filled from git by the app layer): the facts a memory's standing
-and its provenance line are made of. Queries over an open index's connection, no git."""
+that version, with the subject of the commit that did (the `authors` table, filled from git by the
+app layer): the facts a memory's standing and its provenance line are made of. Queries over an open
+index's connection, no git."""
 
 from __future__ import annotations
 
@@ -24,10 +25,11 @@ class Version(NamedTuple):
     name: str
     email: str
     date: str  # the author date of that commit
+    subject: str  # that commit's subject
 
 
 _SELECT = ("SELECT m.path, m.id, f.blob, coalesce(a.name, ''), coalesce(a.email, ''),"
-           " coalesce(a.date, '') FROM memories m"
+           " coalesce(a.date, ''), coalesce(a.subject, '') FROM memories m"
            " JOIN files f ON f.path = m.path LEFT JOIN authors a ON a.blob = f.blob")
 
 
@@ -42,6 +44,7 @@ def versions(conn: sqlite3.Connection, paths: Iterable[str] | None = None) -> di
     return out
 
 
-def add(conn: sqlite3.Connection, found: list[tuple[str, str, str, str]]) -> None:
-    """Record (blob, name, email, date) rows, oldest first: a blob keeps the first author seen for it."""
-    conn.executemany("INSERT OR IGNORE INTO authors(blob, name, email, date) VALUES (?,?,?,?)", found)
+def add(conn: sqlite3.Connection, found: list[tuple[str, str, str, str, str]]) -> None:
+    """Record (blob, name, email, date, subject) rows, oldest first: a blob keeps the first commit seen
+    for it."""
+    conn.executemany("INSERT OR IGNORE INTO authors(blob, name, email, date, subject) VALUES (?,?,?,?,?)", found)

@@ -31,11 +31,11 @@ CREATE TABLE IF NOT EXISTS files (
     error TEXT, ctime_ns INTEGER NOT NULL DEFAULT 0, ino INTEGER NOT NULL DEFAULT 0,
     blob TEXT NOT NULL DEFAULT ''
 );
--- Who wrote each version of a memory file: the git author of the first commit that holds the blob,
--- filled from one `git log` over the commits since the last one read (app/provenance.py). Shown
--- beside the memory, never trusted: anyone can commit under any name.
+-- Who wrote each version of a memory file: the git author and subject of the first commit that holds
+-- the blob, filled from one `git log` over the commits since the last one read (app/provenance.py).
+-- Shown beside the memory, never trusted: anyone can commit under any name.
 CREATE TABLE IF NOT EXISTS authors (blob TEXT PRIMARY KEY, name TEXT NOT NULL, email TEXT NOT NULL,
-    date TEXT NOT NULL) WITHOUT ROWID;
+    date TEXT NOT NULL, subject TEXT NOT NULL DEFAULT '') WITHOUT ROWID;
 {memories_table};
 CREATE TABLE IF NOT EXISTS entities (memory_rowid INTEGER NOT NULL, entity TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS entities_by_name ON entities(entity);

@@ -41,11 +41,15 @@ def row_filter(opts: Recall, entities: Sequence[str]) -> RowFilter:
 
 
 def run(index: Index, opts: Recall, where: RowFilter, mentioned: Sequence[str] = (),
-        now: datetime | None = None, matched: Callable[[Row], bool] | None = None) -> tuple[list[Hit], bool]:
+        now: datetime | None = None, matched: Callable[[Row], bool] | None = None,
+        pool: int = 0) -> tuple[list[Hit], bool]:
     """The ranked hits of `opts` among the memories `where` admits, and whether the token budget
     cut the list short. `mentioned`: the dictionary entities the query names (by name or alias);
     `now`: the moment ages are counted from (a recall as of a day counts from that day's end);
-    `matched`: whether a row's globs match `opts.file`, when the caller matched them already."""
+    `matched`: whether a row's globs match `opts.file`, when the caller matched them already;
+    `pool`: how many of a query's best text matches are ranked (0: eight for each hit asked for).
+    The order depends on the pool, so a caller asking the same query for more hits with the same
+    pool gets the same hits first."""
     limit = opts.limit
     now = now or datetime.now(UTC)
     candidates: Sequence[Row | RankFacts]
@@ -55,7 +59,7 @@ def run(index: Index, opts: Recall, where: RowFilter, mentioned: Sequence[str] =
         order = {r.rowid: file_order(r, opts.file) for r in rows}
         candidates, scores = rows, {r.rowid: 1.0 for r in rows}
     elif opts.query.strip():
-        pool = max(limit * 8, 64)
+        pool = pool or max(limit * 8, 64)
         scores = vectors.dense_scores(index.conn, opts.query, query.text_scores(index, opts.query, pool, where, mentioned),
                                       where, pool)
         candidates = index.rank_facts(scores)

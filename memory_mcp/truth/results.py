@@ -340,6 +340,8 @@ class TimelineEntry:
     author: str
     standing: str
     score: float = 0.0  # a search's rank score (0 when listed by date)
+    subject: str = ""  # the subject of the commit that wrote the version held ("" before one holds it)
+    flagged: list[str] = field(default_factory=list)  # the kinds of what in its text tries to steer the model
 
 
 @dataclass
@@ -353,13 +355,14 @@ class TimelinePage:
     counts: dict[str, int]
     searched: bool = False
     authors: list[str] = field(default_factory=list)  # every author name the store's versions have
+    more: bool = False  # there is a next page (a search's `total` counts only the matches looked at so far)
 
 
 @dataclass
 class MemoryPage:
     """Everything the local page shows about one memory besides `read`: the version held (`blob`,
-    the compare-and-swap a write from the page carries), its author, standing and usage, and its
-    open conflict pairs."""
+    the compare-and-swap a write from the page carries), its author, standing and usage, its open
+    conflict pairs and what in its text was flagged."""
 
     memory: ReadResult
     blob: str
@@ -371,6 +374,7 @@ class MemoryPage:
     last_recalled: str | None
     feedback: float
     conflicts: list[PendingConflict]
+    flagged: list[FlaggedMemory] = field(default_factory=list)  # what in its text tries to steer the model
 
 
 @dataclass

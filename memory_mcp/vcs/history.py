@@ -26,6 +26,7 @@ from memory_mcp.vcs.objects import (
     author_date,
     commit_body,
 )
+from memory_mcp.vcs.objects import subject as commit_subject
 from memory_mcp.vcs.readops import Commit, Deletion, ReadOps
 from memory_mcp.vcs.remote import RemoteOps
 from memory_mcp.vcs.repo import GitFailed, git_dirs, head_ref
@@ -322,7 +323,8 @@ class History(StagingOps, RemoteOps, ReadOps):
             return None
         name, bracket, email = signature[0].rpartition(" <") if signature else ("", "", "")
         if written is not None and bracket and email.endswith(">"):
-            self.authored.append(Authored(head, commit, name, email[:-1], author_date(when), written))
+            self.authored.append(Authored(head, commit, name, email[:-1], author_date(when), written,
+                                          commit_subject(message)))
         return commit
 
     def _signature(self) -> tuple[str, str] | None:

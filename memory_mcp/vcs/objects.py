@@ -230,6 +230,19 @@ def author_date(when: float) -> str:
     return datetime.fromtimestamp(seconds, timezone(timedelta(minutes=_offset_minutes(seconds)))).isoformat()
 
 
+def subject(message: str) -> str:
+    """A commit message's subject as `git log --format=%s` prints it: its first paragraph (blank
+    lines before it skipped), each line's trailing white space dropped, the lines joined by a space."""
+    lines: list[str] = []
+    for line in message.split("\n"):
+        kept = line.rstrip()
+        if kept:
+            lines.append(kept)
+        elif lines:
+            break
+    return " ".join(lines)
+
+
 @dataclass(frozen=True)
 class Authored:
     """A commit made here from Python: what `git log` would say wrote the memory file versions in it
@@ -241,3 +254,4 @@ class Authored:
     email: str
     date: str  # as %aI
     blobs: tuple[str, ...]  # the new versions of files under memories/, as hex ids
+    subject: str = ""  # as %s (`subject`)

@@ -81,8 +81,8 @@ class ReadOps:
         unreadable): every tool call asks whether the history moved, and answers nearly always no."""
         return read_head(self.git_dir, self.common_dir)
 
-    def blob_authors(self, since: str = "") -> list[tuple[str, str, str, str]]:
-        """(blob, author name, author e-mail, author date) of every memory file version written by a
+    def blob_authors(self, since: str = "") -> list[tuple[str, str, str, str, str]]:
+        """(blob, author name, author e-mail, author date, subject) of every memory file version written by a
         commit of HEAD after `since` (all of HEAD's history without it), oldest first: one `git log`
         for all of them. A merge commit's own result is not listed (its parents' commits are), so a
         teammate's text pulled by a merge is theirs, not the person's who merged."""
@@ -90,23 +90,23 @@ class ReadOps:
         # No pathspec: limiting the log to memories/ made git compare trees for every commit (5.5 s
         # against 2.3 s over 10,000 commits); the records are filtered by path here instead.
         args = ["log", "--reverse", "--raw", "--no-abbrev", "--no-renames", "-z",
-                "--format=%x01%an%x00%ae%x00%aI%x00", *span]
+                "--format=%x01%an%x00%ae%x00%aI%x00%s%x00", *span]
         try:
             out = self._git_bytes(*args).decode("utf-8", "replace")
         except GitFailed:
             if not since:
                 return []
             return self.blob_authors()  # `since` is gone (history rewritten, gc'd): read it all
-        found: list[tuple[str, str, str, str]] = []
+        found: list[tuple[str, str, str, str, str]] = []
         for commit in out.split("\x01")[1:]:
-            name, email, date, rest = (commit.split("\0", 3) + ["", "", ""])[:4]
+            name, email, date, subject, rest = (commit.split("\0", 4) + ["", "", "", ""])[:5]
             # -z --raw: ":old-mode new-mode old-blob new-blob status" NUL path NUL, repeated.
             tokens = rest.split("\0")
             for info, path in zip(tokens, tokens[1:], strict=False):
                 parts = info.strip().split(" ")
                 if (len(parts) >= 5 and parts[0].startswith(":") and parts[3].strip("0")
                         and path.startswith(f"{MEMORIES}/")):
-                    found.append((parts[3], name, email, date))
+                    found.append((parts[3], name, email, date, subject))
         return found
 
     def head_blobs(self, paths: list[str]) -> dict[str, str]:

@@ -15,22 +15,17 @@ import pytest
 from conftest import EXE, free_port, server_env, subjects
 from starlette.routing import Route
 from starlette.testclient import TestClient
-from ui_support import Sample, sample_store
+from ui_support import BASE, Sample, sample_store, serve_page
 
 from memory_mcp.adapters.ui.app import build
 from memory_mcp.adapters.ui.guard import Keys
 from memory_mcp.app.scopes import Scopes
 
-BASE = "http://127.0.0.1:8123"
-
 
 @pytest.fixture
 def page(tmp_path: Path) -> Iterator[tuple[TestClient, Sample, Keys]]:
     sample = sample_store(tmp_path / "s")
-    keys = Keys()
-    app, _ = build(Scopes({"project": sample.store}), keys)
-    with TestClient(app, base_url=BASE) as client:
-        client.get(f"/?token={keys.token}")
+    with serve_page(Scopes({"project": sample.store})) as (client, keys):
         yield client, sample, keys
     sample.store.close()
 

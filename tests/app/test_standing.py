@@ -76,9 +76,14 @@ def test_the_authors_of_a_commit_made_here_are_recorded_as_git_log_reads_them(tm
         assert " log " not in started and " var " not in started
         monkeypatch.delenv("GIT_TRACE")
         index = store.index()
-        recorded = {row[0]: tuple(row[1:]) for row in index.conn.execute("SELECT blob, name, email, date FROM authors")}
-        from_git = {blob: (name, email, date) for blob, name, email, date in store.history.blob_authors()}
-        assert recorded == from_git and len(recorded) == 4  # the template's memories/.gitkeep, 3 versions
+        recorded = {row[0]: tuple(row[1:])
+                    for row in index.conn.execute("SELECT blob, name, email, date, subject FROM authors")}
+        from_git = {blob: rest for blob, *rest in store.history.blob_authors()}
+        assert recorded == {blob: tuple(rest) for blob, rest in from_git.items()}
+        assert len(recorded) == 4  # the template's memories/.gitkeep, 3 versions
+        assert sorted(r[3] for r in recorded.values()) == [  # each version's commit subject, as git log gives it
+            "init: new memory store", "remember: Releases are cut on Tuesdays after the freeze.",
+            "remember: The freeze starts on Monday at noon.", "update: Releases are cut on Tuesdays after the freeze."]
         assert next(iter(recorded.values()))[2].endswith("+05:30")
         assert index.get_meta(authors.AUTHORS_HEAD) == store.history.head_seen()
         assert index.get_meta(authors.PERSON_EMAIL) == store.history.identity_email()

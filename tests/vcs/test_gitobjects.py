@@ -12,7 +12,7 @@ import pytest
 from conftest import git
 
 from memory_mcp.vcs.history import History
-from memory_mcp.vcs.objects import commit_body
+from memory_mcp.vcs.objects import commit_body, subject
 
 FORMATS = ["sha1", "sha256"]
 
@@ -186,3 +186,16 @@ def test_object_write_survives_prune_packed_removing_the_fan_out_folder(tmp_path
     shown = subprocess.run(["git", "cat-file", "-p", hexid], cwd=root, capture_output=True, check=True).stdout
     assert shown == data
     assert not [p for p in (objects / hexid[:2]).iterdir() if p.name.startswith("tmp_obj_")]
+
+
+@pytest.mark.parametrize("message", ["one line", "\n\n  first line  \nsecond line\t\n\nthe body\n", "title\n \nbody",
+                                     "a\r\nb\n"])
+def test_a_messages_subject_is_the_one_git_log_prints(tmp_path: Path, message: str) -> None:
+    """The index keeps each version's commit subject from the commits made here without asking git
+    (`provenance.own_commits`): it must be the `%s` that `git log` gives the same message."""
+    history = _repo(tmp_path / "store", "sha1")
+    tree = git(history.root, "rev-parse", "HEAD^{tree}").strip()
+    made = subprocess.run(["git", "-C", str(history.root), "-c", "user.name=P", "-c", "user.email=p@example.com",
+                           "commit-tree", tree, "-F", "-"], input=message,
+                          capture_output=True, text=True, check=True).stdout.strip()
+    assert subject(message) == git(history.root, "log", "-1", "--format=%s", made).removesuffix("\n")

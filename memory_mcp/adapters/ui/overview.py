@@ -93,7 +93,7 @@ async def insights(request: Request) -> Response:
         return ui.render(request, "missing.html", code=400, error=str(e))
     return ui.render(request, "insights.html", scope=scope, i=found, bars=_bars(found.weeks),
                      width=max(1, len(found.weeks)) * (BAR_WIDTH + 6) + 40, height=CHART_HEIGHT + 30,
-                     kinds=[t.value for t in MemoryType], loads=_loads(ui))
+                     kinds=[t.value for t in MemoryType], loads=ui.scopes.loads(ui.writer.folder))
 
 
 def _bars(weeks: list[tuple[str, dict[str, int]]]) -> list[Bar]:
@@ -109,17 +109,6 @@ def _bars(weeks: list[tuple[str, dict[str, int]]]) -> list[Bar]:
                 y -= h
                 bars.append(Bar(30 + i * (BAR_WIDTH + 6), y, h, kind, f"week of {week}: {n} {kind}"))
     return bars
-
-
-def _loads(ui: Ui) -> list[tuple[str, int]]:
-    """How many memories each store holds: where they load (the team store lands separately)."""
-    out = []
-    for name, store in ui.scopes.stores.items():
-        try:
-            out.append((name, store.timeline(limit=1).total))
-        except StoreError:
-            out.append((name, 0))
-    return out
 
 
 async def compare(request: Request) -> Response:

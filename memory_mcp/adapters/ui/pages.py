@@ -33,8 +33,7 @@ async def timeline(request: Request) -> Response:
                          chosen=_chosen(request), links={})
     kept = [(k, v) for k, v in params.multi_items() if k in FILTERS]
     links = {"prev": _link(kept, number - 1) if number > 1 else "",
-             "next": _link(kept, number + 1) if found.offset + len(found.entries) < found.total and not found.searched
-             else ""}
+             "next": _link(kept, number + 1) if found.more else ""}
     return ui.render(request, "timeline.html", scope=scope, page=found, error="", number=number,
                      chosen=_chosen(request), links=links)
 

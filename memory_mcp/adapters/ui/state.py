@@ -51,7 +51,7 @@ class Ui:
     def __post_init__(self) -> None:
         self.env = Environment(loader=PackageLoader("memory_mcp.adapters.ui", "templates"),
                                autoescape=select_autoescape(default=True, default_for_string=True))
-        self.env.filters.update(markdown=text.markdown, marked=text.marked, short=_short)
+        self.env.filters.update(markdown=text.markdown, marked=text.marked, field=text.field, short=_short)
         self.env.globals.update(types=[t.value for t in MemoryType], states=[s.value for s in State],
                                 trusts=[t.value for t in Trust], standings=list(STANDINGS))
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import difflib
 import re
 from dataclasses import dataclass
+from datetime import date
 from functools import cache
 
 from markdown_it import MarkdownIt
@@ -43,6 +44,26 @@ def marked(text: str, query: str) -> Markup:
     pattern = re.compile("(" + "|".join(re.escape(w) for w in words) + ")", re.IGNORECASE)
     parts = pattern.split(text)
     return Markup("").join(Markup("<mark>{}</mark>").format(p) if i % 2 else escape(p) for i, p in enumerate(parts))
+
+
+def field(value: object) -> Markup:
+    """A frontmatter value as the page shows it, escaped: a mapping (`written_by`) as a list of its
+    keys and values, a list of plain values joined by commas (of mappings, one item each), a date as
+    ISO, true and false and null as YAML spells them."""
+    if isinstance(value, dict):
+        items = Markup("").join(Markup('<li><span class="key">{}</span> {}</li>').format(shown(str(k)), field(v))
+                                for k, v in value.items())
+        return Markup('<ul class="map">{}</ul>').format(items)
+    if isinstance(value, list | tuple):
+        if any(isinstance(v, dict | list | tuple) for v in value):
+            return Markup('<ol class="items">{}</ol>').format(
+                Markup("").join(Markup("<li>{}</li>").format(field(v)) for v in value))
+        return Markup(", ").join(field(v) for v in value) if value else Markup('<span class="none">[]</span>')
+    if value is None:
+        return Markup('<span class="none">null</span>')
+    if isinstance(value, bool):
+        return Markup("true" if value else "false")
+    return Markup(escape(shown(value.isoformat() if isinstance(value, date) else str(value))))
 
 
 @dataclass(frozen=True)
