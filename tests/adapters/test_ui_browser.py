@@ -1,7 +1,8 @@
 """The local page clicked through in a real headless Chromium (Debian's, driven by Playwright):
-search and its later pages, opening a memory, an edit that shows in `git log`, resolving a conflict,
-accepting a teammate's memory, undo, a flagged memory opened from the inbox, hostile memory text
-that must not run, and a DNS-rebinding page and a foreign site's form that must be refused."""
+search and its later pages, opening a memory, an edit that shows in `git log`, superseding a memory
+by another, resolving a conflict, accepting a teammate's memory, undo, a flagged memory opened from
+the inbox, hostile memory text that must not run, and a DNS-rebinding page and a foreign site's
+form that must be refused."""
 
 from __future__ import annotations
 
@@ -120,6 +121,17 @@ def test_an_edit_commits_and_undo_reverts_it(tab: Any, site: tuple[Served, Sampl
     assert subjects(sample.store.root, 1)[0].startswith("undo: update: Use pnpm")
     tab.goto(served.url(f"/m/{sample.pnpm}"))
     assert "the lockfile is pnpm's" in tab.inner_text("#body")
+
+
+def test_superseding_a_memory_by_another_from_its_page(tab: Any, site: tuple[Served, Sample]) -> None:
+    served, sample = site
+    tab.goto(served.url(f"/m/{sample.img}"))
+    tab.fill("#superseded-by", sample.fence)
+    tab.click("#supersede")
+    tab.wait_for_selector("#note")
+    assert f"superseded by {sample.fence}" in tab.inner_text("#note")
+    assert "head:" in tab.inner_text("#chain") and sample.fence in tab.inner_text("#chain")
+    assert subjects(sample.store.root, 1)[0].startswith("resolve: supersede Fence-breaking backticks")
 
 
 def test_resolving_a_conflict_keeps_both(tab: Any, site: tuple[Served, Sample]) -> None:
