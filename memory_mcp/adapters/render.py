@@ -5,28 +5,27 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import ParamSpec
+from typing import TYPE_CHECKING, ParamSpec
 
 from memory_mcp.adapters import framing
 from memory_mcp.truth import budget, words
+from memory_mcp.truth.hits import Coverage, Hit, RecallResult, ReconcileReport
 from memory_mcp.truth.model import parse_iso
-from memory_mcp.truth.results import (
-    Coverage,
-    ForgetResult,
-    Hit,
-    PendingConflict,
-    ReadResult,
-    RecallResult,
-    ReconcileReport,
-    ReindexResult,
-    RememberResult,
-    ShareResult,
-    StatusResult,
-    VectorCoverage,
-    VectorsResult,
-)
 from memory_mcp.truth.standing import UNACCEPTED
 from memory_mcp.truth.visible import shown
+
+if TYPE_CHECKING:  # ~30 dataclasses a hook process has no use for (truth/hits.py says why)
+    from memory_mcp.truth.results import (
+        ForgetResult,
+        PendingConflict,
+        ReadResult,
+        ReindexResult,
+        RememberResult,
+        ShareResult,
+        StatusResult,
+        VectorCoverage,
+        VectorsResult,
+    )
 
 _P = ParamSpec("_P")
 

@@ -18,22 +18,15 @@ from typing import TYPE_CHECKING, Any
 from memory_mcp.recall import ranking
 from memory_mcp.truth import budget, standing
 from memory_mcp.truth.errors import BeforeHistory, InvalidArgument
+from memory_mcp.truth.hits import Coverage, Hit, RecallResult
 from memory_mcp.truth.options import Recall, Share
-from memory_mcp.truth.results import (
-    Coverage,
-    Hit,
-    Listed,
-    RecallResult,
-    ReindexResult,
-    ShareResult,
-    StatusResult,
-)
 from memory_mcp.truth.roots import PROJECT, TEAM, USER, ScopeConfig
 
 if TYPE_CHECKING:  # the store (git, SQLite, YAML, stemmers) loads on the first call, not at server start
     from memory_mcp.app.loads import Load
     from memory_mcp.app.store import Store
     from memory_mcp.truth.options import Progress
+    from memory_mcp.truth.results import Listed, ReindexResult, ShareResult, StatusResult
 
 
 def merged_digest(lists: dict[str, list[Hit]]) -> list[Hit]:
@@ -228,6 +221,8 @@ class Scopes:
         """Reindex every store; progress counts files across all of them."""
         if not self.scoped:
             return self.stores[self.default].reindex(verify, progress)
+        from memory_mcp.truth.results import ReindexResult  # not at import: hooks load this module
+
         results: list[tuple[str, ReindexResult]] = []
         walked = [0]  # files of the stores already reindexed, as their walks counted them
         for name, store in self.stores.items():

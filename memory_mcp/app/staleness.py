@@ -20,12 +20,13 @@ from typing import TYPE_CHECKING
 
 from memory_mcp.index.db import Index
 from memory_mcp.index.schema import Row
+from memory_mcp.truth.hits import Hit
 from memory_mcp.truth.layout import index_path
 from memory_mcp.truth.options import Recall
-from memory_mcp.truth.results import Hit, Listed
 from memory_mcp.truth.roots import user_root, working_folder
 
 if TYPE_CHECKING:
+    from memory_mcp.truth.results import Listed
     from memory_mcp.vcs.project import Project
 
 CACHE_FILE = "changes.json"
@@ -116,6 +117,8 @@ def changed_files(store_root: Path, rows: list[Row], folder: Path | None, limit:
     stamped = [r for r in rows if r.paths and r.written_by.get("commit")]
     if not stamped:
         return []
+    from memory_mcp.truth.results import Listed  # status only: the file hook imports this module
+
     counts = Counts(store_root, folder)
     out = []
     for row in sorted(stamped, key=lambda r: (r.updated or "", r.id), reverse=True):

@@ -27,6 +27,7 @@ from memory_mcp.index.watch import QUIET_MS
 from memory_mcp.index.watch import enabled as watch_enabled
 from memory_mcp.recall.ranking import DIGEST_LIMIT
 from memory_mcp.truth.dictionary import Dictionary
+from memory_mcp.truth.hits import Hit, RecallResult, ReconcileReport
 from memory_mcp.truth.options import (
     Conflicts,
     Feedback,
@@ -47,14 +48,11 @@ from memory_mcp.truth.results import (
     FeedbackResult,
     ForgetResult,
     HeadCommit,
-    Hit,
     Insights,
     Listed,
     MemoryPage,
     PruneList,
     ReadResult,
-    RecallResult,
-    ReconcileReport,
     ReindexResult,
     RememberResult,
     ReorganizeResult,

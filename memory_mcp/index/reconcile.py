@@ -21,10 +21,10 @@ from memory_mcp.index import flagged
 from memory_mcp.index.db import Index
 from memory_mcp.index.schema import FileStat
 from memory_mcp.truth.dictionary import DICTIONARY, Dictionary
+from memory_mcp.truth.hits import ReconcileReport
 from memory_mcp.truth.model import State, body_sha, now_iso
 from memory_mcp.truth.options import Progress
 from memory_mcp.truth.paths import shown
-from memory_mcp.truth.results import ReconcileReport
 from memory_mcp.truth.standing import blob_sha
 
 if TYPE_CHECKING:

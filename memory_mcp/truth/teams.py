@@ -75,13 +75,13 @@ def pointer_text(url: str) -> str:
 def read_pointer(project: Path) -> str | None:
     """The remote URL the pointer file of the project at `project` names; None when there is no
     pointer file; InvalidPointer saying why when it is not one this program wrote or would."""
-    import tomllib
-
-    from memory_mcp.truth.paths import read_regular
-
     path = project / POINTER
     if not os.path.lexists(path):
         return None
+    import tomllib  # here, not above: most projects have no pointer file, and every hook asks
+
+    from memory_mcp.truth.paths import read_regular
+
     try:
         data = read_regular(path, POINTER_MAX_BYTES + 1)
     except ParseError as e:

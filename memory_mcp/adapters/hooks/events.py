@@ -43,7 +43,7 @@ from memory_mcp.truth.options import Recall
 
 if TYPE_CHECKING:
     from memory_mcp.app.scopes import Scopes
-    from memory_mcp.truth.results import Hit
+    from memory_mcp.truth.hits import Hit
 
 LOCK_WAIT_SECONDS = 1.0
 OUTPUT_CAP = 10_000  # Claude Code caps additionalContext at 10,000 characters

@@ -48,12 +48,12 @@ from memory_mcp.adapters.serve.toolargs import (
 from memory_mcp.app.scopes import Scopes
 from memory_mcp.truth import globs, options
 from memory_mcp.truth.errors import Declined, Internal, InvalidArgument, StoreError, UnknownTool
+from memory_mcp.truth.hits import RecallResult
 from memory_mcp.truth.model import ForgetMode
 from memory_mcp.truth.results import (
     FeedbackResult,
     ForgetResult,
     ReadResult,
-    RecallResult,
     ReindexResult,
     RememberResult,
     ResolveResult,
