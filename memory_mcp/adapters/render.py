@@ -9,12 +9,12 @@ from typing import TYPE_CHECKING, ParamSpec
 
 from memory_mcp.adapters import framing
 from memory_mcp.truth import budget, words
-from memory_mcp.truth.hits import Coverage, Hit, RecallResult, ReconcileReport
 from memory_mcp.truth.model import parse_iso
+from memory_mcp.truth.recall import Coverage, Hit, RecallResult, ReconcileReport
 from memory_mcp.truth.standing import UNACCEPTED
 from memory_mcp.truth.visible import shown
 
-if TYPE_CHECKING:  # ~30 dataclasses a hook process has no use for (truth/hits.py says why)
+if TYPE_CHECKING:  # ~30 dataclasses a hook process has no use for (truth/recall.py says why)
     from memory_mcp.truth.results import (
         ForgetResult,
         PendingConflict,

@@ -11,7 +11,7 @@ from memory_mcp.app.session import Session
 from memory_mcp.index import authors
 from memory_mcp.recall import search
 from memory_mcp.truth.errors import InvalidArgument
-from memory_mcp.truth.hits import Hit
+from memory_mcp.truth.recall import Hit
 from memory_mcp.truth.standing import ACCEPTED, OWN, REJECTED, UNACCEPTED
 
 # What a decision does: the mark it sets, or the mark it takes off (un-reject).

@@ -29,8 +29,8 @@ from memory_mcp.index.walk import walkable
 from memory_mcp.truth import files
 from memory_mcp.truth.dictionary import DICTIONARY, Dictionary
 from memory_mcp.truth.errors import BeforeHistory, InvalidArgument, ParseError
-from memory_mcp.truth.hits import Coverage, Hit
 from memory_mcp.truth.model import parse_iso
+from memory_mcp.truth.recall import Coverage, Hit
 from memory_mcp.truth.secrets import scan
 from memory_mcp.truth.standing import blob_sha
 from memory_mcp.vcs.history import Commit, History

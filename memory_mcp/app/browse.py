@@ -17,7 +17,8 @@ from memory_mcp.recall import overview, search
 from memory_mcp.truth import globs
 from memory_mcp.truth.errors import InvalidArgument, NotFound
 from memory_mcp.truth.model import MemoryType, State, Trust, check_id, enum_value
-from memory_mcp.truth.options import Recall, Timeline
+from memory_mcp.truth.options import Timeline
+from memory_mcp.truth.recall import Recall
 from memory_mcp.truth.results import (
     FlaggedMemory,
     HeadCommit,

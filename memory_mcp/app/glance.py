@@ -24,9 +24,8 @@ from memory_mcp.index import origin, reconcile
 from memory_mcp.index.db import Index
 from memory_mcp.recall import overview, ranking, search
 from memory_mcp.truth.dictionary import DICTIONARY, Dictionary
-from memory_mcp.truth.hits import Hit
 from memory_mcp.truth.layout import claim_path, index_path
-from memory_mcp.truth.options import Recall
+from memory_mcp.truth.recall import Hit, Recall
 
 
 def recall(roots: dict[str, Path], opts: Recall) -> list[Hit] | None:

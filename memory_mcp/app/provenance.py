@@ -23,7 +23,7 @@ from memory_mcp.app import authorship
 from memory_mcp.index import authors, flagged
 from memory_mcp.index.db import Index
 from memory_mcp.truth import teams
-from memory_mcp.truth.hits import Hit
+from memory_mcp.truth.recall import Hit
 from memory_mcp.truth.roots import memory_home
 from memory_mcp.truth.standing import ACCEPTED, OWN, REJECTED, UNACCEPTED, rank
 

@@ -19,9 +19,8 @@ from memory_mcp.recall import overview, search
 from memory_mcp.recall.ranking import DIGEST_LIMIT
 from memory_mcp.truth import files, globs, lifecycle, words
 from memory_mcp.truth.errors import InvalidArgument, NotFound
-from memory_mcp.truth.hits import Hit, RecallResult
 from memory_mcp.truth.model import check_id, now_iso
-from memory_mcp.truth.options import Recall
+from memory_mcp.truth.recall import Hit, Recall, RecallResult
 from memory_mcp.truth.results import Chain, HistoryEntry, Listed, ReadResult
 
 

@@ -18,14 +18,13 @@ from typing import TYPE_CHECKING, Any
 from memory_mcp.recall import ranking
 from memory_mcp.truth import budget, standing
 from memory_mcp.truth.errors import BeforeHistory, InvalidArgument
-from memory_mcp.truth.hits import Coverage, Hit, RecallResult
-from memory_mcp.truth.options import Recall, Share
+from memory_mcp.truth.recall import Coverage, Hit, Recall, RecallResult
 from memory_mcp.truth.roots import PROJECT, TEAM, USER, ScopeConfig
 
 if TYPE_CHECKING:  # the store (git, SQLite, YAML, stemmers) loads on the first call, not at server start
     from memory_mcp.app.loads import Load
     from memory_mcp.app.store import Store
-    from memory_mcp.truth.options import Progress
+    from memory_mcp.truth.options import Progress, Share
     from memory_mcp.truth.results import Listed, ReindexResult, ShareResult, StatusResult
 
 

@@ -27,7 +27,6 @@ from memory_mcp.index.reconcile import reconcile
 from memory_mcp.truth import files, identity, words
 from memory_mcp.truth.dictionary import DICTIONARY, Dictionary
 from memory_mcp.truth.errors import Busy, IndexRebuilt, InvalidStore, RepoBusy, UnsafeStore, Unwritable
-from memory_mcp.truth.hits import Coverage, ReconcileReport
 from memory_mcp.truth.layout import (
     CLAIM_FILE,
     DERIVED,
@@ -40,6 +39,7 @@ from memory_mcp.truth.layout import (
     unwritable_part,
 )
 from memory_mcp.truth.options import Progress
+from memory_mcp.truth.recall import Coverage, ReconcileReport
 from memory_mcp.vcs.history import GitFailed, HeadKeptMoving, History
 from memory_mcp.vcs.repo import read_head
 

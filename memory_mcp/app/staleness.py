@@ -20,9 +20,8 @@ from typing import TYPE_CHECKING
 
 from memory_mcp.index.db import Index
 from memory_mcp.index.schema import Row
-from memory_mcp.truth.hits import Hit
 from memory_mcp.truth.layout import index_path
-from memory_mcp.truth.options import Recall
+from memory_mcp.truth.recall import Hit, Recall
 from memory_mcp.truth.roots import user_root, working_folder
 
 if TYPE_CHECKING:

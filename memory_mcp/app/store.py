@@ -27,13 +27,11 @@ from memory_mcp.index.watch import QUIET_MS
 from memory_mcp.index.watch import enabled as watch_enabled
 from memory_mcp.recall.ranking import DIGEST_LIMIT
 from memory_mcp.truth.dictionary import Dictionary
-from memory_mcp.truth.hits import Hit, RecallResult, ReconcileReport
 from memory_mcp.truth.options import (
     Conflicts,
     Feedback,
     Forget,
     Progress,
-    Recall,
     Remember,
     RememberFields,
     Resolve,
@@ -42,6 +40,7 @@ from memory_mcp.truth.options import (
     UpdateFields,
     given,
 )
+from memory_mcp.truth.recall import Hit, Recall, RecallResult, ReconcileReport
 from memory_mcp.truth.results import (
     BulkResolveResult,
     ConflictPage,

@@ -14,8 +14,8 @@ from typing import Any
 
 from memory_mcp.app.store import Store
 from memory_mcp.truth.errors import Untrusted
-from memory_mcp.truth.hits import Coverage, Hit, RecallResult
 from memory_mcp.truth.options import Progress
+from memory_mcp.truth.recall import Coverage, Hit, RecallResult
 from memory_mcp.truth.results import Listed, ReindexResult, StatusResult
 
 # The calls that answer (with nothing from the store); any other public attribute refuses.

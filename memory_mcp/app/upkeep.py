@@ -13,9 +13,9 @@ from memory_mcp.index.db import Index
 from memory_mcp.index.schema import RowFilter
 from memory_mcp.recall import conflicts, overview, vectors
 from memory_mcp.truth import words
-from memory_mcp.truth.hits import ReconcileReport, UnindexedFile
 from memory_mcp.truth.layout import DERIVED, MEMORIES, month_folder
 from memory_mcp.truth.options import Progress
+from memory_mcp.truth.recall import ReconcileReport, UnindexedFile
 from memory_mcp.truth.results import (
     FlaggedMemory,
     Listed,

@@ -21,15 +21,15 @@ from memory_mcp.index import flagged
 from memory_mcp.index.db import Index
 from memory_mcp.index.schema import FileStat
 from memory_mcp.truth.dictionary import DICTIONARY, Dictionary
-from memory_mcp.truth.hits import ReconcileReport
 from memory_mcp.truth.model import State, body_sha, now_iso
-from memory_mcp.truth.options import Progress
 from memory_mcp.truth.paths import shown
+from memory_mcp.truth.recall import ReconcileReport
 from memory_mcp.truth.standing import blob_sha
 
 if TYPE_CHECKING:
     from memory_mcp.index.bulkread import Prepared
     from memory_mcp.index.walk import Seen, Unindexed
+    from memory_mcp.truth.options import Progress
 
 DUPLICATE_ID = "duplicate id"
 # File timestamps come from the kernel's coarse clock and some file systems keep whole seconds, so a

@@ -13,9 +13,8 @@ from memory_mcp.index.schema import RankFacts, Row, RowFilter
 from memory_mcp.recall import query, ranking, vectors
 from memory_mcp.truth import budget, globs, lifecycle
 from memory_mcp.truth.errors import InvalidArgument
-from memory_mcp.truth.hits import Hit, Replaced
 from memory_mcp.truth.model import MemoryType, State, enum_value
-from memory_mcp.truth.options import Recall
+from memory_mcp.truth.recall import Hit, Recall, Replaced
 
 RECALL_MAX = 50
 CHAIN_ON_HIT = 5

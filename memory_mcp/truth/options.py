@@ -2,7 +2,9 @@
 server or the CLI) and passed whole through the facade down to the search and the SQL.
 
 Values arrive as the caller sent them (strings for enums); the use case validates them, so a bad
-value is refused with the same coded error whichever adapter built the object.
+value is refused with the same coded error whichever adapter built the object. A recall's object
+(`Recall`) lives in truth/recall.py beside what a recall returns: every hook asks for one, and loading
+this module's other classes would cost each hook process about 3 ms.
 """
 
 from __future__ import annotations
@@ -48,25 +50,6 @@ class Update:
     by: Writer | None = None
     fields: Mapping[str, object] = field(default_factory=dict)
 
-
-@dataclass(frozen=True)
-class Recall:
-    """memory_recall: the text, the filters (applied in SQL, before ranking), size and budget."""
-
-    query: str = ""
-    limit: int = 8
-    types: Sequence[str] = ()
-    entities: Sequence[str] = ()
-    include_archived: bool = False
-    include_deprecated: bool = False
-    max_tokens: int = 0
-    diversity: float = 0.0
-    min_score: float = 0.0
-    file: str = ""  # a project-relative path: only the memories whose `paths` globs match it
-    as_of: str = ""  # a day, YYYY-MM-DD (UTC): answer from the store as git held it at its end
-    # The folder of the project `file` belongs to, whose history says whether the file changed since
-    # a memory was written (app/staleness.py); "" for the working folder's (a hook names its session's).
-    project: str = ""
 
 
 @dataclass(frozen=True)

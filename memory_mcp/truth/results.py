@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from memory_mcp.truth.hits import Coverage, UnindexedFile
+from memory_mcp.truth.recall import Coverage, UnindexedFile
 
 
 @dataclass

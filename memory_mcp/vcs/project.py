@@ -8,14 +8,16 @@ from __future__ import annotations
 import functools
 import os
 import re
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from memory_mcp.truth import projects
 from memory_mcp.truth.identity import git_dir
-from memory_mcp.truth.stamp import Place
 from memory_mcp.vcs.repo import head_ref, read_head
+
+if TYPE_CHECKING:
+    from memory_mcp.truth.stamp import Place
 
 _COMMIT = re.compile(r"[0-9a-f]{7,64}")
 
@@ -43,6 +45,8 @@ def find(folder: Path) -> Project | None:
 def place(folder: Path | None) -> Place:
     """Where a session in `folder` writes: the project's shared name (`name`), its branch and HEAD
     commit; only the folder's name outside git; nothing without a folder."""
+    from memory_mcp.truth.stamp import Place  # a write's: the file hook loads this module for `find`
+
     if folder is None:
         return Place()
     repo = projects.find_repository(folder)
@@ -72,6 +76,8 @@ def commits_since(root: Path, since: str, pathspecs: list[str]) -> int | None:
     teammate's commit not fetched, a history rewritten) or git fails."""
     if not _COMMIT.fullmatch(since) or not pathspecs:
         return None
+    import subprocess  # here: the file hook loads this module on every read, and counts are kept per HEAD
+
     env = {**os.environ, "LC_ALL": "C", "GIT_OPTIONAL_LOCKS": "0"}
     env.pop("GIT_LITERAL_PATHSPECS", None)
     done = subprocess.run(["git", "-C", str(root), "rev-list", "--count", f"{since}..HEAD", "--", *pathspecs],

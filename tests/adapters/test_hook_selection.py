@@ -19,7 +19,7 @@ from hook_eval import MEMORIES
 from memory_mcp.adapters.hooks import relevance
 from memory_mcp.app.store import Store
 from memory_mcp.truth import globs
-from memory_mcp.truth.hits import Hit
+from memory_mcp.truth.recall import Hit
 
 ID = re.compile(r"\[([0-9A-Z]{26})\]")
 

@@ -10,7 +10,7 @@ from jsonschema.validators import validator_for
 from pydantic import TypeAdapter
 
 from memory_mcp.adapters.serve.toolargs import nullable_as_type_list
-from memory_mcp.truth.hits import Hit, RecallResult
+from memory_mcp.truth.recall import Hit, RecallResult
 
 
 @dataclass

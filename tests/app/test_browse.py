@@ -11,7 +11,7 @@ from conftest import git, subjects
 from ui_support import XSS_TITLE, Sample, sample_store
 
 from memory_mcp.truth.errors import InvalidArgument, Stale
-from memory_mcp.truth.options import Recall
+from memory_mcp.truth.recall import Recall
 from memory_mcp.truth.standing import OWN, UNACCEPTED
 
 

@@ -17,11 +17,12 @@ from conftest import ROOT
 
 from memory_mcp.app.store import Store
 from memory_mcp.truth import model, options
+from memory_mcp.truth.recall import Recall
 
 # method -> (its options object, the name its fields mapping travels under, if any)
 FACADE = {
     "remember": options.Remember, "update": options.Update, "forget": options.Forget, "resolve": options.Resolve,
-    "resolve_all": options.Conflicts, "feedback": options.Feedback, "recall": options.Recall,
+    "resolve_all": options.Conflicts, "feedback": options.Feedback, "recall": Recall,
     "conflicts": options.Conflicts, "timeline": options.Timeline,
 }
 

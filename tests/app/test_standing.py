@@ -14,7 +14,7 @@ from memory_mcp.adapters.hooks.events import prompt_line
 from memory_mcp.app import authorship
 from memory_mcp.app.store import Store
 from memory_mcp.index import authors
-from memory_mcp.truth.hits import Hit
+from memory_mcp.truth.recall import Hit
 from memory_mcp.truth.standing import ACCEPTED, OWN, UNACCEPTED, blob_sha, rank
 
 

@@ -23,7 +23,7 @@ from memory_mcp.truth.visible import shown
 
 if TYPE_CHECKING:
     from memory_mcp.app.scopes import Scopes
-    from memory_mcp.truth.hits import Hit
+    from memory_mcp.truth.recall import Hit
 
 
 def _options(p: argparse.ArgumentParser) -> None:

@@ -15,7 +15,7 @@ from memory_mcp.adapters.cli.registry import command
 from memory_mcp.adapters.cli.stores import chosen, cli_writer, open_scopes, open_store
 from memory_mcp.truth import globs, roots, words
 from memory_mcp.truth.errors import InvalidArgument
-from memory_mcp.truth.options import Recall
+from memory_mcp.truth.recall import Recall
 
 
 def _serve_options(p: argparse.ArgumentParser) -> None:

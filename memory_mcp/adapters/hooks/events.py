@@ -39,11 +39,11 @@ from memory_mcp.adapters.hooks import stop as stop_note
 from memory_mcp.adapters.hooks.watchdog import watchdog
 from memory_mcp.adapters.render import age, provenance
 from memory_mcp.truth import globs, standing
-from memory_mcp.truth.options import Recall
+from memory_mcp.truth.recall import Recall
 
 if TYPE_CHECKING:
     from memory_mcp.app.scopes import Scopes
-    from memory_mcp.truth.hits import Hit
+    from memory_mcp.truth.recall import Hit
 
 LOCK_WAIT_SECONDS = 1.0
 OUTPUT_CAP = 10_000  # Claude Code caps additionalContext at 10,000 characters

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from memory_mcp.truth.standing import UNACCEPTED
 
 if TYPE_CHECKING:
-    from memory_mcp.truth.hits import Hit
+    from memory_mcp.truth.recall import Hit
 
 # A runner-up is injected when it scores at least MARGIN x the best hit that shares a word.
 MARGIN = 0.85

@@ -48,8 +48,8 @@ from memory_mcp.adapters.serve.toolargs import (
 from memory_mcp.app.scopes import Scopes
 from memory_mcp.truth import globs, options
 from memory_mcp.truth.errors import Declined, Internal, InvalidArgument, StoreError, UnknownTool
-from memory_mcp.truth.hits import RecallResult
 from memory_mcp.truth.model import ForgetMode
+from memory_mcp.truth.recall import Recall, RecallResult
 from memory_mcp.truth.results import (
     FeedbackResult,
     ForgetResult,
@@ -281,7 +281,7 @@ def _add_memory_tools(mcp: MCPServer, call: _Calls) -> None:
         what the store held then: hits carry changed_since / superseded_since when the memory changed
         or was superseded after that day. A hit lists in `supersedes` the memories it replaced (the
         "why" of a decision); why-questions prefer decisions."""
-        opts = options.Recall(query=query, limit=limit, types=types, entities=entities, include_archived=include_archived,
+        opts = Recall(query=query, limit=limit, types=types, entities=entities, include_archived=include_archived,
                       include_deprecated=include_deprecated, max_tokens=max_tokens, diversity=diversity,
                       min_score=min_score, file=globs.project_relative(file, current_project()) if file else "",
                       as_of=as_of)

@@ -12,7 +12,7 @@ from memory_mcp.adapters.ui import see
 from memory_mcp.adapters.ui.state import Ui
 from memory_mcp.truth.errors import StoreError
 from memory_mcp.truth.model import MemoryType
-from memory_mcp.truth.options import Recall
+from memory_mcp.truth.recall import Recall
 
 AS_OF_LISTED = 50
 CHART_HEIGHT = 120

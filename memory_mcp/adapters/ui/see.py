@@ -10,7 +10,7 @@ from pathlib import Path
 from memory_mcp.adapters import render
 from memory_mcp.adapters.hooks import events, relevance
 from memory_mcp.app.scopes import Scopes
-from memory_mcp.truth.options import Recall
+from memory_mcp.truth.recall import Recall
 
 
 @dataclass(frozen=True)

@@ -1,11 +1,13 @@
-"""What a search finds and how fresh the index was when it answered: the results a hook needs.
+"""A recall: what it is asked (`Recall`), what it finds (`Hit`, `RecallResult`) and how fresh the
+index was when it answered (`Coverage`, `ReconcileReport`).
 
-Kept apart from truth/results.py, which holds every other operation's result, because a hook is a
-new process per call and Python 3.11 spends about 0.2 ms building each dataclass at import: the
-prompt and file hooks load these six classes, not forty."""
+Kept apart from truth/options.py and truth/results.py, which hold every other operation's, because a
+hook is a new process per call and Python 3.11 spends 0.2 to 0.4 ms building each dataclass at
+import: the prompt and file hooks load these seven classes, not fifty."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 
@@ -97,3 +99,23 @@ class ReconcileReport:
     @property
     def changed(self) -> int:
         return len(self.reindexed) + len(self.removed) + len(self.new_errors)
+
+
+@dataclass(frozen=True)
+class Recall:
+    """memory_recall: the text, the filters (applied in SQL, before ranking), size and budget."""
+
+    query: str = ""
+    limit: int = 8
+    types: Sequence[str] = ()
+    entities: Sequence[str] = ()
+    include_archived: bool = False
+    include_deprecated: bool = False
+    max_tokens: int = 0
+    diversity: float = 0.0
+    min_score: float = 0.0
+    file: str = ""  # a project-relative path: only the memories whose `paths` globs match it
+    as_of: str = ""  # a day, YYYY-MM-DD (UTC): answer from the store as git held it at its end
+    # The folder of the project `file` belongs to, whose history says whether the file changed since
+    # a memory was written (app/staleness.py); "" for the working folder's (a hook names its session's).
+    project: str = ""
