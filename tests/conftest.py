@@ -178,6 +178,30 @@ def git(store: Path, *args: str, check: bool = True) -> str:
                           check=check).stdout
 
 
+def pair(tmp_path: Path, seed: int = 0) -> tuple[Store, Store, Path]:
+    """Store `a` (Ann) with `seed` memories pushed to a bare remote, and `b` (Bob) cloned from it."""
+    a = Store.open(tmp_path / "a")
+    git(a.root, "config", "user.name", "Ann")
+    git(a.root, "config", "user.email", "ann@example.org")
+    for i in range(seed):
+        a.remember(f"Seed fact number {i} about the auk cluster's node {i}.")
+    bare = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", "--initial-branch=main", str(bare)], check=True)
+    git(a.root, "remote", "add", "origin", str(bare))
+    a.sync()
+    subprocess.run(["git", "clone", "-q", str(bare), str(tmp_path / "b")], check=True)
+    git(tmp_path / "b", "config", "user.name", "Bob")
+    git(tmp_path / "b", "config", "user.email", "bob@example.org")
+    return a, Store.open(tmp_path / "b"), bare
+
+
+def delete_all_and_push(b: Store) -> None:
+    """Bob empties memories/ with plain git and pushes (what an emptied or force-pushed branch brings)."""
+    git(b.root, "rm", "-q", "-r", "memories")
+    git(b.root, "commit", "-q", "-m", "remove everything")
+    git(b.root, "push", "-q", "origin", "HEAD:main")
+
+
 def commit_count(store: Path) -> int:
     return int(git(store, "rev-list", "--count", "HEAD").strip())
 

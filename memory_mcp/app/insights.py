@@ -45,8 +45,8 @@ def prune(session: Session, days: int = 90) -> PruneList:
 
 
 def sync_status(session: Session) -> SyncStatus | None:
-    """Ahead and behind the remote branch as last fetched (no network), and the last recorded sync;
-    None for a store without a remote."""
+    """Ahead and behind the remote branch as last fetched (no network), the last recorded sync and
+    the last one that refused what the remote brought; None for a store without a remote."""
     history = session.history
     if not history.remote_names() or history.branch() is None:
         return None
@@ -57,7 +57,10 @@ def sync_status(session: Session) -> SyncStatus | None:
         theirs = None  # never fetched (or the remote has no such branch yet)
     ahead = history.count_commits(f"{theirs}..HEAD" if theirs else "HEAD") if history.head_commit() else 0
     behind = history.count_commits(f"HEAD..{theirs}") if theirs and history.head_commit() else 0
-    last = syncrecord.latest(session.root)
+    records = syncrecord.load(session.root)
+    last = records[-1] if records else None
+    refused = next((r for r in reversed(records[:-1]) if r.outcome == syncrecord.REFUSED), None)
     return SyncStatus(remote=remote, branch=branch, ahead=ahead, behind=behind, fetched=theirs is not None,
                       last_at=last.at if last else "", last_outcome=last.outcome if last else "",
-                      last_news=(last.news() or last.message) if last else "")
+                      last_news=(last.news() or last.message) if last else "",
+                      refused=f"{refused.at}: {refused.message}" if refused else "")

@@ -364,3 +364,4 @@ class SyncStatus:
     last_at: str = ""
     last_outcome: str = ""
     last_news: str = ""
+    refused: str = ""  # when the last sync that refused (with syncs after it) ran, and what it said

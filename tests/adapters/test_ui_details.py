@@ -1,9 +1,9 @@
 """What the local page (`memory-mcp ui`, issue 35) shows beside each memory, through Starlette's
 TestClient over real stores and real git: the subject of the commit that wrote each version on the
 timeline (kept in the index, no git per page), flagged content marked on its row and its page, a
-memory's whole frontmatter and its `written_by`, a search paged past its first 50 matches, where the
-memories load (the project's, the team's, the user's store) and the file preview's mark for a
-memory whose file changed since it was written."""
+memory's whole frontmatter and its `written_by`, superseding it by another, a search paged past its
+first 50 matches, where the memories load (the project's, the team's, the user's store), what a
+sync refused, and the file preview's mark for a memory whose file changed since it was written."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import git, subjects
+from conftest import delete_all_and_push, git, pair, subjects
 from starlette.testclient import TestClient
 from ui_support import Sample, bulk_notes, sample_store, serve_page
 
@@ -21,6 +21,7 @@ from memory_mcp.adapters.ui.guard import Keys
 from memory_mcp.app.scopes import Scopes
 from memory_mcp.app.store import Store
 from memory_mcp.truth import teams
+from memory_mcp.truth.errors import SyncRefused
 from memory_mcp.truth.stamp import Writer, new_session
 
 TAX = "src/billing/tax.py"
@@ -200,3 +201,20 @@ def test_what_the_agent_will_see_for_a_file_marks_a_memory_whose_file_changed_si
         stale = part(client.get("/see", params={"file": TAX}).text, '<section id="see-file">')
     assert f"{TAX} changed in 3 commits since" in stale and "Tax is rounded per line" in stale
     store.close()
+
+
+def test_the_sync_inbox_keeps_saying_what_a_sync_refused_after_a_later_one(tmp_path: Path) -> None:
+    a, b, _ = pair(tmp_path, seed=5)
+    delete_all_and_push(b)
+    with pytest.raises(SyncRefused):
+        a.sync()
+    with serve_page(Scopes({"project": a})) as (client, _):
+        refused = part(client.get("/inbox").text, '<section id="sync">')
+        assert ": refused · its sync refused what the remote brings: " in refused and 'id="sync-refused"' not in refused
+        a.sync(allow_deletions=True)
+        later = part(client.get("/inbox").text, '<section id="sync">')
+    assert "origin/main: 0 commits ahead, 0 behind." in later and ": ok" in later
+    told = part(later, '<p id="sync-refused">', "</p>")
+    assert "deletes 5 of the 5 memory files here" in told and "--allow-deletions" in told
+    a.close()
+    b.close()

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import git, hook_env, open_server
+from conftest import delete_all_and_push, git, hook_env, open_server, pair
 
 from memory_mcp.app import autosync, syncrecord
 from memory_mcp.app.store import Store
@@ -23,30 +23,6 @@ from memory_mcp.truth.errors import SyncFailed, SyncOffline, SyncRefused
 from memory_mcp.vcs import rescue
 
 EXE = str(Path(sys.executable).parent / "memory-mcp")
-
-
-def pair(tmp_path: Path, seed: int = 0) -> tuple[Store, Store, Path]:
-    """Store `a` (Ann) with `seed` memories pushed to a bare remote, and `b` (Bob) cloned from it."""
-    a = Store.open(tmp_path / "a")
-    git(a.root, "config", "user.name", "Ann")
-    git(a.root, "config", "user.email", "ann@example.org")
-    for i in range(seed):
-        a.remember(f"Seed fact number {i} about the auk cluster's node {i}.")
-    bare = tmp_path / "remote.git"
-    subprocess.run(["git", "init", "-q", "--bare", "--initial-branch=main", str(bare)], check=True)
-    git(a.root, "remote", "add", "origin", str(bare))
-    a.sync()
-    subprocess.run(["git", "clone", "-q", str(bare), str(tmp_path / "b")], check=True)
-    git(tmp_path / "b", "config", "user.name", "Bob")
-    git(tmp_path / "b", "config", "user.email", "bob@example.org")
-    return a, Store.open(tmp_path / "b"), bare
-
-
-def delete_all_and_push(b: Store) -> None:
-    """Bob empties memories/ with plain git and pushes (what an emptied or force-pushed branch brings)."""
-    git(b.root, "rm", "-q", "-r", "memories")
-    git(b.root, "commit", "-q", "-m", "remove everything")
-    git(b.root, "push", "-q", "origin", "HEAD:main")
 
 
 def test_a_sync_records_the_new_memories_by_author_and_tells_them_once(tmp_path: Path) -> None:
