@@ -100,3 +100,15 @@ def serve_page(scopes: Scopes) -> Iterator[tuple[TestClient, Keys]]:
     with TestClient(app, base_url=BASE) as client:
         client.get(f"/?token={keys.token}")
         yield client, keys
+
+
+@contextlib.contextmanager
+def sample_page(root: Path) -> Iterator[tuple[TestClient, Sample, Keys]]:
+    """The page over a sample store made at `root`, in a TestClient through the door; the store is
+    closed after."""
+    sample = sample_store(root)
+    try:
+        with serve_page(Scopes({"project": sample.store})) as (client, keys):
+            yield client, sample, keys
+    finally:
+        sample.store.close()

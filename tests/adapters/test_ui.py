@@ -15,7 +15,7 @@ import pytest
 from conftest import EXE, free_port, server_env, subjects
 from starlette.routing import Route
 from starlette.testclient import TestClient
-from ui_support import BASE, Sample, sample_store, serve_page
+from ui_support import BASE, Sample, sample_page, sample_store
 
 from memory_mcp.adapters.ui.app import build
 from memory_mcp.adapters.ui.guard import Keys
@@ -24,10 +24,8 @@ from memory_mcp.app.scopes import Scopes
 
 @pytest.fixture
 def page(tmp_path: Path) -> Iterator[tuple[TestClient, Sample, Keys]]:
-    sample = sample_store(tmp_path / "s")
-    with serve_page(Scopes({"project": sample.store})) as (client, keys):
-        yield client, sample, keys
-    sample.store.close()
+    with sample_page(tmp_path / "s") as found:
+        yield found
 
 
 def note(html: str) -> str:
