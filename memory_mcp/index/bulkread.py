@@ -12,7 +12,6 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
-import pickle
 import subprocess
 import sys
 import threading
@@ -154,6 +153,8 @@ class _Worker:
         self.feeder.start()
 
     def _feed(self, chunks: list[list[Wanted]]) -> None:
+        import pickle  # the workers' only: a reconcile of a few files prepares them here, without it
+
         assert self.proc and self.proc.stdin
         try:
             with self.proc.stdin:
@@ -163,6 +164,8 @@ class _Worker:
 
     def next_chunk(self, chunk: list[Wanted]) -> list[Prepared]:
         """The child's answer for `chunk` (its next one), or this process's own if the child failed."""
+        import pickle
+
         if self.proc:
             assert self.proc.stdout
             try:
@@ -186,6 +189,8 @@ class _Worker:
 
 def serve() -> None:
     """The worker's side of `_Worker`: prepare the chunks read from stdin, answer on stdout."""
+    import pickle
+
     if hasattr(os, "nice"):  # not on Windows
         os.nice(WORKER_NICE)
     try:

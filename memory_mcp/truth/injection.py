@@ -48,13 +48,21 @@ class Flag:
 class _Rule:
     """A pattern and its prefilter: every match holds one of `keys` and, when given, one of `also`
     (lower case, words single-spaced), so a text holding none is not searched at all. Searching
-    costs about 0.4 us a character for a rule; looking for its keys, a few percent of that."""
+    costs about 0.4 us a character for a rule; looking for its keys, a few percent of that.
+
+    The pattern is compiled the first time a text passes the prefilter: compiling them all took
+    about 4 ms of each one-shot `memory-mcp remember` (bench_cli.py), whose text most pass by."""
 
     kind: str
     reason: str
-    pattern: re.Pattern[str]
+    source: str
+    flags: int
     keys: tuple[str, ...]
     also: tuple[str, ...]
+
+    @functools.cached_property
+    def pattern(self) -> re.Pattern[str]:
+        return re.compile(self.source, self.flags)
 
     def may_match(self, flat: str) -> bool:
         return (not self.keys or any(k in flat for k in self.keys)) and (
@@ -63,7 +71,7 @@ class _Rule:
 
 def _rule(kind: str, reason: str, keys: tuple[str, ...], pattern: str, flags: int = re.IGNORECASE,
           also: tuple[str, ...] = ()) -> _Rule:
-    return _Rule(kind, reason, re.compile(pattern, flags | re.MULTILINE), keys, also)
+    return _Rule(kind, reason, pattern, flags | re.MULTILINE, keys, also)
 
 
 _TYPES = "fact|preference|decision|episode|reference|knowledge"
@@ -73,7 +81,7 @@ _ROLE_TAGS = (r"system[-_ ]?reminder|system|sys|system[-_]?prompt|instructions?|
               r"tool[-_]result|tool[-_]call|assistant|human|developer|admin|override|memory-data|"
               r"user-prompt-submit-hook|command-(?:name|message|args)")
 
-# The rules are compiled on the first scan (about 10 ms), not on an import for `Flag` or `note` alone.
+# The rules are made on the first scan, not on an import for `Flag` or `note` alone.
 @functools.cache
 def _shapes() -> tuple[_Rule, ...]:
     """Rules on the text with invisible characters taken out, line by line (line anchors hold)."""

@@ -7,7 +7,6 @@ from __future__ import annotations
 import yaml
 
 YAMLError = yaml.YAMLError
-STR_TAG = "tag:yaml.org,2002:str"
 
 
 class _StrictLoader(yaml.SafeLoader):
@@ -39,12 +38,6 @@ _StrictLoader.yaml_implicit_resolvers = {
 
 def load(text: str) -> object:
     return yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
-
-
-def resolves_to_str(value: str) -> bool:
-    """Whether YAML reads the plain scalar `value` as a string (not a number, a bool or a null)."""
-    tag: str = _StrictLoader.resolve(_StrictLoader, yaml.ScalarNode, value, (True, False))  # type: ignore[no-untyped-call, arg-type]
-    return tag == STR_TAG
 
 
 def dump(data: dict[str, object], allow_unicode: bool) -> str:

@@ -344,9 +344,10 @@ class History(StagingOps, RemoteOps, ReadOps):
             return None
         key = (tuple(env.get(n) for n in names), tuple(texts))
         if self._ident is None or self._ident[0] != key:
-            author = self._git("var", "GIT_AUTHOR_IDENT").strip().rsplit(" ", 2)[0]
-            committer = self._git("var", "GIT_COMMITTER_IDENT").strip().rsplit(" ", 2)[0]
             settings = self._settings()
+            author = self._git("var", "GIT_AUTHOR_IDENT").strip().rsplit(" ", 2)[0]
+            committer = author if _one_identity(env, settings) else \
+                self._git("var", "GIT_COMMITTER_IDENT").strip().rsplit(" ", 2)[0]
             plain = "i18n.commitencoding" not in settings and not _true(settings.get("commit.gpgsign", ""))
             self._ident = (key, (author, committer) if plain else None)
         return self._ident[1]
@@ -426,6 +427,16 @@ class History(StagingOps, RemoteOps, ReadOps):
                                                 env=self._process_env(),
                                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                                 stderr=subprocess.DEVNULL)
+
+
+def _one_identity(env: dict[str, str], settings: dict[str, str]) -> bool:
+    """Whether git's committer is its author: neither is named apart from the other, by the
+    environment or by an `author.*` or `committer.*` key in any config git reads here. Both are then
+    made by git from the same values (user.name and user.email, EMAIL, the system's), so one `git
+    var` answers for both (a one-shot `memory-mcp remember` started two)."""
+    return (env.get("GIT_AUTHOR_NAME") == env.get("GIT_COMMITTER_NAME")
+            and env.get("GIT_AUTHOR_EMAIL") == env.get("GIT_COMMITTER_EMAIL")
+            and not any(k.startswith(("author.", "committer.")) for k in settings))
 
 
 def _true(value: str) -> bool:

@@ -39,9 +39,10 @@ SPLIT_INDEX_BYTES = 4 << 20
 # From this many paths in one commit git only hashes them into the person's index and the objects
 # are written here (`commit_paths`); fewer, git writes them as `git add` does.
 BULK_STAGE = 100
-# The config keys commits depend on (`StagingOps._settings`): the identity, how objects and the index
-# are written, whether a commit must be signed or re-encoded.
-SETTINGS = (r"^(user\.(name|email)|core\.(sharedrepository|attributesfile|autocrlf|splitindex)|splitindex\..*"
+# The config keys commits depend on (`StagingOps._settings`): the identity (and whether the author and
+# the committer are named apart), how objects and the index are written, whether a commit must be
+# signed or re-encoded.
+SETTINGS = (r"^((user|author|committer)\.(name|email)|core\.(sharedrepository|attributesfile|autocrlf|splitindex)|splitindex\..*"
             r"|extensions\.(objectformat|compatobjectformat)|commit\.gpgsign|i18n\.commitencoding)$")
 
 

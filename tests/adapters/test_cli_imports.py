@@ -25,9 +25,12 @@ NOT_FOR_RECALL = {"yaml", "memory_mcp.truth.secret_rules", "memory_mcp.app.write
                   "memory_mcp.adapters.cli.commands", "watchfiles", "platform",
                   # what a write, a commit or a sync's merge use (temp files, object names)
                   "tempfile", "random", "secrets"}
-# A remember writes one memory: nothing of import, export, sync, the vectors or the installers.
+# A remember writes one memory: nothing of import, export, sync, the vectors or the installers; and
+# none of what its file, temp file, stamp and credential check once took from the standard library or
+# YAML (a value is checked for plain YAML by plainscalar.py, the host name read from uname).
 NOT_FOR_REMEMBER = {"memory_mcp.app.importing", "memory_mcp.app.transfer", "memory_mcp.app.asof", "memory_mcp.vcs.sync",
-                    "memory_mcp.app.embedding", "memory_mcp.adapters.install", "memory_mcp.adapters.hooks", "watchfiles"}
+                    "memory_mcp.app.embedding", "memory_mcp.adapters.install", "memory_mcp.adapters.hooks", "watchfiles",
+                    "yaml", "tempfile", "random", "socket", "pickle", "base64"}
 
 PROBE = """
 import json, sys
@@ -75,3 +78,18 @@ def test_a_recall_starts_one_git_process(tmp_path: Path) -> None:
     started = [line.split("trace: built-in: ", 1)[1] for line in trace.read_text().splitlines()
                if "trace: built-in: " in line]
     assert [s.split()[:2] for s in started] == [["git", "status"]], started
+
+
+@pytest.mark.slow
+def test_a_remember_starts_six_git_processes(tmp_path: Path) -> None:
+    """A remember after another (a script's loop) asks git: `status` (what a crash left uncommitted),
+    `config` (the identity and options a commit depends on), `update-index` (the person's index),
+    `cat-file` (HEAD's trees), one `var` (the author, who is the committer when nothing names them
+    apart: a second `var` before) and `update-ref`. Counted from git's own trace, as above."""
+    store = make_store(tmp_path / "store")
+    _modules(store, tmp_path, "remember", "The kestrel rota is kept in the ops wiki.")
+    trace = tmp_path / "git-trace.txt"
+    _modules(store, tmp_path, "remember", "The osprey rota is kept beside it.", env={"GIT_TRACE": str(trace)})
+    started = [line.split("trace: built-in: ", 1)[1].split()[:2] for line in trace.read_text().splitlines()
+               if "trace: built-in: " in line]
+    assert [s[1] for s in started] == ["status", "config", "update-index", "cat-file", "var", "update-ref"], started

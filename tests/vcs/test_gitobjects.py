@@ -151,6 +151,26 @@ def test_commits_carry_the_identity_configured_after_the_server_started(tmp_path
     assert git(root, "log", "-1", "--format=%an <%ae>|%cn").strip() == "Robin Later <robin@example.org>|Robin Later"
 
 
+@pytest.mark.parametrize("named_apart", ["config", "environment"])
+def test_a_committer_named_apart_from_the_author_is_the_commits_committer(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, named_apart: str) -> None:
+    """One `git var` answers for the author and the committer only when nothing names them apart:
+    a `committer.*` key in any config git reads, or GIT_COMMITTER_* in the environment, still gives
+    the commit the committer git would."""
+    root = _repo(tmp_path / "store", "sha1").root
+    git(root, "config", "user.name", "Robin Author")
+    git(root, "config", "user.email", "robin@example.org")
+    if named_apart == "config":
+        git(root, "config", "committer.name", "Casey Committer")
+    else:
+        monkeypatch.setenv("GIT_COMMITTER_NAME", "Casey Committer")
+    history = History(root)
+    (root / "memories" / "x.md").write_text("x\n")
+    history.commit_paths(["memories/x.md"], "one", [])
+    assert git(root, "log", "-1", "--format=%an <%ae>|%cn <%ce>").strip() == \
+        "Robin Author <robin@example.org>|Casey Committer <robin@example.org>"
+
+
 def test_object_write_survives_prune_packed_removing_the_fan_out_folder(tmp_path: Path,
                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     """The background `git repack -d` runs `git prune-packed`, which removes the fan-out folders it
