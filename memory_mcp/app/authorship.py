@@ -63,12 +63,15 @@ class Reader:
     """The record as it is, read-only: a hook opens one for all it asks. With no record yet, nothing
     is marked and no store was seen."""
 
-    def __init__(self) -> None:
+    def __init__(self, kept: bool = False) -> None:
+        """`kept`: the reader outlives one call and is used from the server's worker threads (its
+        owner serialises the calls: `Session.reader`)."""
         self.conn: sqlite3.Connection | None = None
         path = record_path()
         if path.is_file():
             try:
-                self.conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, timeout=1)
+                self.conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, timeout=1,
+                                            check_same_thread=not kept)
                 self.conn.execute("SELECT 1 FROM stores LIMIT 1")
             except sqlite3.Error:
                 self.close()

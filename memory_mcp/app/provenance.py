@@ -15,7 +15,6 @@ Standard library (and the index) only on the read side: the hooks import it.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -36,19 +35,18 @@ def refresh(root: Path, index: Index, history: History, seen: bool) -> bool:
     HEAD moved) and, the first time this version sees the store, accept what it holds (`seen`: the
     caller knows it was seen). Returns whether the store is seen now."""
     head = history.head_seen()
-    team = teams.is_team_store(root, memory_home())
     if head and head != index.get_meta(authors.AUTHORS_HEAD):
         found = history.blob_authors(index.get_meta(authors.AUTHORS_HEAD) or "")
         with index.transaction():
             authors.add(index.conn, found)
             index.set_meta(authors.AUTHORS_HEAD, head)
             index.set_meta(authors.PERSON_EMAIL, history.identity_email())
-        if team:
+        if teams.is_team_store(root, memory_home()):
             accept_by_rule(root, index, {blob for blob, *_ in found})
     if seen:
         return True
     # A team store is never taken as it is: what teammates wrote waits for `accept` (or the rule).
-    authorship.take_baseline(root, [] if team else held(index))
+    authorship.take_baseline(root, [] if teams.is_team_store(root, memory_home()) else held(index))
     return True
 
 
@@ -118,7 +116,8 @@ def hand_edited(index: Index, history: History, paths: list[str]) -> None:
 
 def annotate(index: Index, hits: list[Hit], reader: authorship.Reader) -> list[Hit]:
     """`hits` with their author (when the version is not the person's), standing and what in their text
-    tries to steer the model (`flagged`), rejected ones left out."""
+    tries to steer the model (`flagged`) set, rejected ones left out. The hits are the caller's own,
+    just made by a search: set in place (a copy of each cost a recall about 0.05 ms)."""
     if not hits:
         return hits
     found = authors.versions(index.conn, [h.path for h in hits])
@@ -131,8 +130,9 @@ def annotate(index: Index, hits: list[Hit], reader: authorship.Reader) -> list[H
         standing = marks.get((v.id, v.blob), UNACCEPTED) if v else UNACCEPTED
         if standing == REJECTED:
             continue
-        author = v.name if v and v.email != me and standing != OWN else ""
-        out.append(replace(h, author=author, standing=standing, flagged=tries.get(h.path, [])))
+        h.author = v.name if v and v.email != me and standing != OWN else ""
+        h.standing, h.flagged = standing, tries.get(h.path, [])
+        out.append(h)
     return out
 
 

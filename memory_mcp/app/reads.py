@@ -41,13 +41,13 @@ def recall(session: Session, opts: Recall, record: bool = True) -> RecallResult:
 def _recall(session: Session, index: Index, opts: Recall,
             matched: Callable[[Row], bool] | None = None, record: bool = True) -> RecallResult:
     names, unknown = session.dictionary.normalise_all(list(opts.entities))
-    with authorship.Reader() as reader:
-        # A memory this person rejected is left out: ask for as many more as there are rejections.
-        more = reader.rejected_count()
-        hits, truncated = search.run(index, replace(opts, limit=opts.limit + more) if more else opts,
-                                     search.row_filter(opts, names), session.dictionary.mentioned(opts.query),
-                                     matched=matched)
-        hits = provenance.annotate(index, hits, reader)[: opts.limit]
+    reader = session.reader()
+    # A memory this person rejected is left out: ask for as many more as there are rejections.
+    more = reader.rejected_count()
+    hits, truncated = search.run(index, replace(opts, limit=opts.limit + more) if more else opts,
+                                 search.row_filter(opts, names), session.dictionary.mentioned(opts.query),
+                                 matched=matched)
+    hits = provenance.annotate(index, hits, reader)[: opts.limit]
     if hits and record:
         with index.transaction():
             index.record_recall([h.id for h in hits], now_iso())

@@ -5,6 +5,7 @@ comes from one `git log` at reconcile, a line's provenance stays within its toke
 from __future__ import annotations
 
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -15,7 +16,7 @@ from memory_mcp.app import authorship
 from memory_mcp.app.store import Store
 from memory_mcp.index import authors
 from memory_mcp.truth.recall import Hit
-from memory_mcp.truth.standing import ACCEPTED, OWN, UNACCEPTED, blob_sha, rank
+from memory_mcp.truth.standing import ACCEPTED, OWN, REJECTED, UNACCEPTED, blob_sha, rank
 
 
 def test_the_blob_a_decision_is_keyed_by_is_the_one_git_names(tmp_path: Path) -> None:
@@ -91,3 +92,21 @@ def test_the_authors_of_a_commit_made_here_are_recorded_as_git_log_reads_them(tm
     finally:
         monkeypatch.delenv("TZ")
         time.tzset()
+
+
+
+def test_a_decision_made_by_another_process_reaches_an_open_stores_kept_reader(tmp_path: Path) -> None:
+    """The store keeps its standings reader open across calls (`Session.reader`): a decision another
+    process commits afterwards (`memory-mcp accept` in a terminal) must still be read on the next call."""
+    store = Store.open(tmp_path / "s")
+    store.remember("Releases are cut on Tuesdays after the freeze.", type="decision")
+    store.recall("releases")
+    kept = store.session.reader()
+    teammates = ("01JD2K3A9FZQ4W8XVBH5T6N701", "a" * 40)
+    assert kept.standings([teammates]) == {}
+    subprocess.run([sys.executable, "-c", "import sys; from memory_mcp.app import authorship; "
+                    "authorship.mark([(sys.argv[1], sys.argv[2])], sys.argv[3])", *teammates, REJECTED], check=True)
+    store.recall("releases")
+    assert store.session.reader() is kept and kept.standings([teammates]) == {teammates: REJECTED}
+    assert kept.rejected_count() == 1
+    store.close()
