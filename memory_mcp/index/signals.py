@@ -120,22 +120,21 @@ class SearchSignals:
                    ) -> dict[int, list[int]]:
         """rowid -> the rowids of the `window` memories written just before and just after it in its
         thread (the session that wrote it, else its `source`; by `created`, then id), among those
-        `where` admits; memories with no thread or no created time have none. One statement: each
-        neighbour is an indexed step along `memories_by_thread` from the memory's own place."""
+        `where` admits, in no particular order; memories with no thread or no created time have none.
+        One statement: each side is one seek along `memories_by_thread` from the memory's own place,
+        then `window` steps (a seek per neighbour, with OFFSET, cost a recall twice as much)."""
         ids = list(dict.fromkeys(rowids))[:500]
         if not ids or window <= 0:
             return {}
         cond, args = where.sql() if where else ("", [])
-        steps: list[str] = []
-        for op, order in (("<", "DESC"), (">", "ASC")):
-            for at in range(window):
-                steps.append(f"(SELECT m.rowid FROM memories m WHERE m.thread = s.thread AND m.created IS NOT NULL"
-                             f" AND (m.created, m.id) {op} (s.created, s.id){cond}"
-                             f" ORDER BY m.created {order}, m.id {order} LIMIT 1 OFFSET {at})")
+        sides = [f"(SELECT group_concat(rowid) FROM (SELECT m.rowid FROM memories m WHERE m.thread = s.thread"
+                 f" AND m.created IS NOT NULL AND (m.created, m.id) {op} (s.created, s.id){cond}"
+                 f" ORDER BY m.created {order}, m.id {order} LIMIT {int(window)}))"
+                 for op, order in (("<", "DESC"), (">", "ASC"))]
         rows = self.conn.execute(
-            f"SELECT s.rowid, {', '.join(steps)} FROM memories s WHERE s.rowid IN ({','.join('?' * len(ids))})"
-            " AND s.thread != '' AND s.created IS NOT NULL", args * len(steps) + ids)
-        return {r[0]: [n for n in r[1:] if n is not None] for r in rows}
+            f"SELECT s.rowid, {', '.join(sides)} FROM memories s WHERE s.rowid IN ({','.join('?' * len(ids))})"
+            " AND s.thread != '' AND s.created IS NOT NULL", args * len(sides) + ids)
+        return {r[0]: [int(n) for side in r[1:] if side for n in side.split(",")] for r in rows}
 
     def select(self, where: RowFilter) -> list[Row]:
         """Every row `where` admits, in no particular order."""
