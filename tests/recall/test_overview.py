@@ -114,3 +114,45 @@ def test_tallies_held_back_in_a_transaction_are_dropped_with_its_rollback(tmp_pa
     s.remember("The ibis queue drains nightly at two.", type="episode")  # a commit after the rollback
     assert _reported(s) == _counted(s)
     assert s.status().counts["by_type"] == {"decision": 1, "episode": 1}
+
+
+def test_digest_asks_standings_only_until_the_persons_own_fill_it_and_picks_as_a_full_sort(tmp_path: Path) -> None:
+    # Asking every candidate's standing was a fifth of a SessionStart at 10k memories: the digest now
+    # asks a batch at a time and stops once enough of the person's own are known.
+    from memory_mcp.recall import overview
+    from memory_mcp.truth.model import State
+    from memory_mcp.truth.standing import DROPPED
+
+    root = make_store(tmp_path / "s")
+    rng = random.Random(9)
+    for n in range(400):
+        fm_file(root, f"m{n}.md", f"# Memory {n}\n\nThe osprey ledger note {n}.\n",
+                type=rng.choice(["preference", "decision", "fact", "episode"]),
+                created=f"2026-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}T10:00:00Z")
+    s = Store.open(root)
+    s.recall("osprey")
+    conn, now = s.index().conn, datetime.now(UTC)
+    asked: list[int] = []
+    for share_own in (0.0, 0.3, 0.9):
+        places = {r.id: (0 if rng.random() < share_own else rng.choice([1, 2, DROPPED])) for r in s.index().rows()}
+
+        def rank(versions: list[tuple[str, str]], places: dict[str, int] = places) -> list[int]:
+            asked.append(len(versions))
+            return [places[mem_id] for mem_id, _ in versions]
+
+        active = [r for r in s.index().rows() if r.state == State.ACTIVE.value and places[r.id] < DROPPED]
+        first = ranking.DIGEST_FIRST
+        usage = dict(conn.execute("SELECT id, recall_count FROM usage").fetchall())
+        ranked = sorted((first.index(r.type), places[r.id], -ranking.score(
+            1.0, r.trust, r.state, r.updated, usage.get(r.id, 0), r.feedback, now), r.rowid)
+            for r in active if r.type in first)
+        rest = sorted((r for r in active if r.type not in first), key=lambda r: (r.updated or r.created or "", r.id),
+                      reverse=True)
+        for limit in (5, 40):
+            want = [rowid for *_, rowid in ranked[:limit]]
+            want += [r.rowid for r in sorted(rest, key=lambda r: places[r.id])][: limit - len(want)]
+            asked.clear()
+            assert [r.rowid for r in overview.digest(conn, limit, now, rank)] == want
+            if share_own == 0.9:
+                assert sum(asked) < len(active) / 2
+    s.close()
