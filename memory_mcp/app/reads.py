@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memory_mcp.app import authorship, provenance
 from memory_mcp.app.session import Session
@@ -21,7 +21,9 @@ from memory_mcp.truth import files, globs, lifecycle, words
 from memory_mcp.truth.errors import InvalidArgument, NotFound
 from memory_mcp.truth.model import check_id, now_iso
 from memory_mcp.truth.recall import Hit, Recall, RecallResult
-from memory_mcp.truth.results import Chain, HistoryEntry, Listed, ReadResult
+
+if TYPE_CHECKING:
+    from memory_mcp.truth.results import Listed, ReadResult
 
 
 def recall(session: Session, opts: Recall, record: bool = True) -> RecallResult:
@@ -115,6 +117,7 @@ def read(session: Session, id: str | None = None, path: str | None = None) -> Re
 def read_in(session: Session, index: Index, id: str | None = None, path: str | None = None) -> ReadResult:
     """`read` inside a call already under way."""
     from memory_mcp.app.access import load, resolve_path
+    from memory_mcp.truth.results import Chain, HistoryEntry, ReadResult
 
     if id:
         row = index.get(check_id(id))
@@ -163,6 +166,8 @@ def _provenance(index: Index, path: str) -> tuple[str, str]:
 
 def peek(session: Session, id: str) -> Listed | None:
     """Title, path and state of a memory as the files say now (reconciled), or None."""
+    from memory_mcp.truth.results import Listed
+
     check_id(id)
     with session.call() as index:
         row = index.get(id)

@@ -38,13 +38,14 @@ from memory_mcp.truth.layout import (
     is_store,
     unwritable_part,
 )
-from memory_mcp.truth.options import Progress
 from memory_mcp.truth.recall import Coverage, ReconcileReport
 from memory_mcp.vcs.history import GitFailed, HeadKeptMoving, History
+from memory_mcp.vcs.readops import Started
 from memory_mcp.vcs.repo import read_head
 
 if TYPE_CHECKING:
     from memory_mcp.index.watch import Watcher
+    from memory_mcp.truth.options import Progress
 
 log = logging.getLogger("memory_mcp")
 
@@ -268,10 +269,17 @@ class Session:
             self.check_writable()
         with self.storage_errors(), self.lock.hold():
             self.history.undo_interrupted_sync()  # a sync killed mid-merge leaves the store as before it
-            index = self.index()
-            self.reconcile(index, force)
-            if not self._recovered and not self.read_only:
-                self._recover(index)
+            # What a crash left uncommitted is asked of git while reconcile walks the files; its answer
+            # stands when reconcile changed no file and committed nothing.
+            early = self.history.changed_started() if not self._recovered and not self.read_only else None
+            try:
+                index = self.index()
+                report = self.reconcile(index, force)
+                if not self._recovered and not self.read_only:
+                    self._recover(index, None if _touched(report) else early)
+            finally:
+                if early is not None:
+                    early.drop()
             yield index
             provenance.own_commits(index, self.history)
             if self.after_call is not None:
@@ -347,14 +355,14 @@ class Session:
                            tracked=self.history.tracked)
         self.last = report
         self._walk_next = report.aborted is not None
-        if (report.reindexed or report.removed or report.dictionary_changed) and not self.read_only:
+        if _touched(report) and not self.read_only:
             self._commit_hand_edits(index, report)  # a store we cannot write keeps them uncommitted
         self._seen = provenance.refresh(self.root, index, self.history, self._seen)
         if plan and self.watcher:
             self.watcher.settled(plan, walked=report.walked and report.aborted is None, folders=report.folders)
         return report
 
-    def _recover(self, index: Index) -> None:
+    def _recover(self, index: Index, early: Started | None = None) -> None:
         """Commit memory files a crash left written but uncommitted (the index already has them).
 
         Runs once per process, and again after a commit failed. Files that do not parse are left alone
@@ -369,7 +377,7 @@ class Session:
         for rel in leftovers.keys() - (self.history.tracked(list(leftovers)) if leftovers else set()):
             leftovers[rel].unlink(missing_ok=True)
         skip = {p for p, _ in index.errors()} | {p for p, _ in index.secret_flags()}
-        paths = [p for p in self.history.changed()
+        paths = [p for p in (early.result() if early else self.history.changed())
                  if p not in skip and (p == DICTIONARY or index.get_by_path(p) or not (self.root / p).exists())]
         if paths:
             ids = [r.id for r in (index.get_by_path(p) for p in paths) if r and not r.provisional]
@@ -427,6 +435,11 @@ class Session:
             note, self._notice = "; ".join(filter(None, [self._notice, note])), ""
         return Coverage(indexed=index.count(), unindexed=unindexed, changed=report.changed,
                         complete=report.aborted is None and unindexed == 0, note=note)
+
+
+def _touched(report: ReconcileReport) -> bool:
+    """Whether a reconcile found hand edits, which it commits (and may rewrite an archived file)."""
+    return bool(report.reindexed or report.removed or report.dictionary_changed)
 
 
 _STORAGE_ERRNOS = {errno.ENOSPC, errno.EROFS, errno.EACCES, errno.EPERM, errno.EDQUOT}

@@ -44,6 +44,29 @@ class Deletion:
 MAX_ARGV_PATHS = 200
 
 
+def _status(specs: list[str]) -> list[str]:
+    return ["status", "--porcelain", "-z", "--untracked-files=all", "--", *specs]
+
+
+class Started:
+    """A `git status` of `ReadOps.changed_started` under way: `result()` waits for it and reads it,
+    `drop()` stops it when its answer is not wanted (it takes no lock: GIT_OPTIONAL_LOCKS=0)."""
+
+    def __init__(self, proc: subprocess.Popen[bytes], argv: list[str], read: Callable[[str], list[str]]) -> None:
+        self._proc, self._argv, self._read = proc, argv, read
+
+    def result(self) -> list[str]:
+        out, err = self._proc.communicate()
+        if self._proc.returncode != 0:
+            raise GitFailed(self._argv, self._proc.returncode, err)
+        return self._read(out.decode("utf-8", "surrogateescape"))
+
+    def drop(self) -> None:
+        if self._proc.returncode is None:
+            self._proc.kill()
+            self._proc.communicate()
+
+
 class ReadOps:
     """Reading the history and the work tree's status, as methods of `History`."""
 
@@ -140,8 +163,19 @@ class ReadOps:
         specs = wanted if wanted is not None and few else ["memories", "dictionary.md"]
         # Without the fallback identity, which only a commit needs: deciding it runs `git config`, a
         # process of its own that a recall (a new process at the CLI) otherwise starts for nothing.
-        out = self._git("status", "--porcelain", "-z", "--untracked-files=all", "--", *specs,
-                        env=self._process_env(identity=False))
+        out = self._git(*_status(specs), env=self._process_env(identity=False))
+        return self._changed_paths(out, wanted, few)
+
+    def changed_started(self) -> Started:
+        """`changed()` of every memory file, its `git status` started now to be read later: a
+        one-shot command's walk of the files runs meanwhile (on two cores, 4 ms of git beside 6 of
+        walking at 1,000 memories, bench_cli.py)."""
+        argv = ["git", *_status(["memories", "dictionary.md"])]
+        proc = subprocess.Popen(argv, cwd=self.root, env=self._process_env(identity=False), stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        return Started(proc, argv, lambda out: self._changed_paths(out, None, False))
+
+    def _changed_paths(self, out: str, wanted: list[str] | None, few: bool) -> list[str]:
         paths: list[str] = []
         entries = iter(out.split("\0"))
         for entry in entries:

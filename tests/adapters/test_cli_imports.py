@@ -24,7 +24,9 @@ NOT_FOR_RECALL = {"yaml", "memory_mcp.truth.secret_rules", "memory_mcp.app.write
                   "memory_mcp.app.embedding", "memory_mcp.adapters.install", "memory_mcp.adapters.hooks",
                   "memory_mcp.adapters.cli.commands", "watchfiles", "platform",
                   # what a write, a commit or a sync's merge use (temp files, object names)
-                  "tempfile", "random", "secrets"}
+                  "tempfile", "random", "secrets",
+                  # the results of every other use case (40 data classes): a recall's are in truth/recall.py
+                  "memory_mcp.truth.results"}
 # A remember writes one memory: nothing of import, export, sync, the vectors or the installers; and
 # none of what its file, temp file, stamp and credential check once took from the standard library or
 # YAML (a value is checked for plain YAML by plainscalar.py, the host name read from uname).

@@ -20,6 +20,16 @@ def test_the_parser_offers_exactly_the_command_table() -> None:
     assert _subcommands(parser()) == set(registry.load())
 
 
+def test_a_command_line_builds_its_commands_page_and_help_before_it_lists_them_all() -> None:
+    everything = set(registry.load())
+    assert _subcommands(parser(["--store", "remember", "remember", "some text"])) == {"remember"}
+    assert _subcommands(parser(["recall", "--help"])) == {"recall"}
+    assert _subcommands(parser(["--help", "recall"])) == everything
+    assert _subcommands(parser(["-h"])) == everything
+    assert _subcommands(parser(["no-such-command"])) == everything
+    assert _subcommands(parser(["--version"])) == everything  # serve, the default, is not named
+
+
 def test_each_command_is_one_function_and_its_options_in_one_cli_module() -> None:
     for name, cmd in registry.load().items():
         module = cmd.run.__module__

@@ -381,3 +381,33 @@ def test_a_same_size_edit_within_the_second_of_the_last_commit_is_staged_as_comm
         again.close()
     assert "Paddle webhook" in git(st.root, "show", f"HEAD:{m.path}")
     assert memory_changes(again) == ""
+
+
+@pytest.mark.parametrize("hand_edit", [False, True])
+def test_the_next_process_commits_what_was_left_uncommitted_with_or_without_hand_edits(
+        core: Store, hand_edit: bool) -> None:
+    """A process's first call asks git what is uncommitted while reconcile walks the files (the
+    status starts before the walk): with nothing found by the walk that answer is used, and with a
+    hand edit, which the walk commits first, it is asked again, so each change lands in one commit
+    and the person's index agrees with HEAD."""
+    kept = core.remember("The curlew survey runs every spring.")
+    other = core.remember("The dunlin survey runs every autumn.")
+    git(core.root, "reset", "-q", "--soft", "HEAD~1")  # the dunlin's commit undone: its file left as a crash leaves it
+    git(core.root, "reset", "-q")
+    if hand_edit:
+        path = core.root / kept.path
+        path.write_text(path.read_text().replace("every spring", "every spring and summer"))
+    before = commit_count(core.root)
+    again = Store.open(core.root)  # a new process's first call
+    try:
+        again.recall("survey")
+    finally:
+        again.close()
+    assert memory_changes(core) == ""
+    assert git(core.root, "status", "--porcelain").strip() == ""
+    log = git(core.root, "log", f"-{1 + hand_edit}", "--format=%s%n%b")
+    assert "left uncommitted" in log and other.id in log
+    assert commit_count(core.root) == before + 1 + hand_edit
+    assert ("edited by hand" in log) == hand_edit
+    recovered = git(core.root, "log", "-1", "--format=%s%n%b")  # names only what it commits
+    assert "left uncommitted" in recovered and kept.id not in recovered and kept.path not in recovered
