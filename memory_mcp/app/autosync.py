@@ -138,7 +138,8 @@ def run_background(root: Path, why: str) -> int:
         signal.signal(signal.SIGALRM, out_of_time)
         signal.alarm(BACKGROUND_LIMIT_SECONDS)
         try:
-            from memory_mcp.app.session import Session, open_root
+            from memory_mcp.app.session import Session
+            from memory_mcp.app.storeroot import open_root
 
             session = Session(open_root(root, create=False), lock_timeout=30)
             try:

@@ -51,7 +51,7 @@ def open_trusted(root: Path | None, watch: bool | None = False) -> Store:
 
     path = root or default_root()
     if consent.needs_consent(path) and is_store(path.expanduser()) and not consent.is_trusted(path.expanduser()):
-        from memory_mcp.app.session import check_identity
+        from memory_mcp.app.storeroot import check_identity
         from memory_mcp.app.untrusted import UntrustedStore
 
         check_identity(path)  # a link or the project itself is refused before anything is read from it

@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING, Any, Unpack
 
 from memory_mcp.app import reads
 from memory_mcp.app.lock import LOCK_TIMEOUT_SECONDS
-from memory_mcp.app.session import Session, init_store, open_root
+from memory_mcp.app.session import Session
+from memory_mcp.app.storeroot import init_store, open_root
 from memory_mcp.index.db import Index
 from memory_mcp.index.watch import QUIET_MS
 from memory_mcp.index.watch import enabled as watch_enabled

@@ -16,7 +16,8 @@ from pathlib import Path
 
 from memory_mcp.app import consent
 from memory_mcp.app.access import Loaded, load, new_path, write
-from memory_mcp.app.session import Session, init_store
+from memory_mcp.app.session import Session
+from memory_mcp.app.storeroot import init_store
 from memory_mcp.truth import projects, roots, teams
 from memory_mcp.truth.errors import InvalidArgument, InvalidStore, NotFound, SyncFailed
 from memory_mcp.truth.layout import is_store

@@ -396,7 +396,7 @@ def test_a_file_name_that_is_not_utf8_does_not_stop_the_watcher_for_good(tmp_pat
     # watchfiles ends its watch on an event for such a name ("Unable to decode path"); the watcher
     # stayed off (SWEEP_SECONDS, and again at every event for it), every call walking meanwhile.
     # The server's own watcher object, on a real store and real inotify events.
-    from memory_mcp.app.session import init_store
+    from memory_mcp.app.storeroot import init_store
 
     store = Store.open(init_store(tmp_path / "store"), watch=True)
     try:
