@@ -19,7 +19,6 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Unpack
 
-from memory_mcp.app import reads
 from memory_mcp.app.lock import LOCK_TIMEOUT_SECONDS
 from memory_mcp.app.session import Session
 from memory_mcp.app.storeroot import init_store, open_root
@@ -214,17 +213,23 @@ class Store:
         opts = given(Recall, query, limit=limit, types=types, entities=entities, include_archived=include_archived,
                      include_deprecated=include_deprecated, max_tokens=max_tokens, diversity=diversity,
                      min_score=min_score, file=file, as_of=as_of, project=project)
+        from memory_mcp.app import reads
+
         return reads.recall(self.session, opts)
 
     def preview(self, opts: Recall) -> RecallResult:
         """`recall` as an agent would get it, recording no usage: what a hook would inject, shown to a
         person (the local page), must not count as the agent having recalled it."""
+        from memory_mcp.app import reads
+
         return reads.recall(self.session, opts, record=False)
 
     def search(self, query: str, limit: int = 8) -> list[Hit]:
         """Ranked hits for `query` over the index as it is (no reconcile, no usage recorded).
 
         For evaluation and tools that query in bulk; agents go through `recall`."""
+        from memory_mcp.app import reads
+
         return reads.search_only(self.session, query, limit)
 
     def conflicts(self, commit: str | Conflicts | None = None, id: str | None = None, limit: int = 50,
@@ -237,10 +242,14 @@ class Store:
 
     def read(self, id: str | None = None, path: str | None = None) -> ReadResult:
         """The whole memory: frontmatter, body, supersede chain both ways, git history."""
+        from memory_mcp.app import reads
+
         return reads.read(self.session, id, path)
 
     def peek(self, id: str) -> Listed | None:
         """Title, path and state of a memory as the files say now (reconciled), or None."""
+        from memory_mcp.app import reads
+
         return reads.peek(self.session, id)
 
     def unaccepted(self, standing: str = "unaccepted") -> list[Hit]:
@@ -271,6 +280,8 @@ class Store:
 
     def digest(self, limit: int = DIGEST_LIMIT) -> list[Hit]:
         """The memories worth loading at session start (preferences, decisions, then newest first)."""
+        from memory_mcp.app import reads
+
         return reads.digest(self.session, limit)
 
     def export(self, path: Path | None = None) -> dict[str, Any]:
@@ -279,6 +290,8 @@ class Store:
         from memory_mcp.app.transfer import export_json, export_target, write_export
 
         target = export_target(path) if path is not None else None  # refused before the work
+        from memory_mcp.app import reads
+
         doc = reads.export(self.session)
         if target is not None:
             write_export(target, export_json(doc))

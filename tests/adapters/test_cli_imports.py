@@ -32,7 +32,9 @@ NOT_FOR_RECALL = {"yaml", "memory_mcp.truth.secret_rules", "memory_mcp.app.write
 # YAML (a value is checked for plain YAML by plainscalar.py, the host name read from uname).
 NOT_FOR_REMEMBER = {"memory_mcp.app.importing", "memory_mcp.app.transfer", "memory_mcp.app.asof", "memory_mcp.vcs.sync",
                     "memory_mcp.app.embedding", "memory_mcp.adapters.install", "memory_mcp.adapters.hooks", "watchfiles",
-                    "yaml", "tempfile", "random", "socket", "pickle", "base64"}
+                    "yaml", "tempfile", "random", "socket", "pickle", "base64",
+                    # the reads: search and its signals, the digest (a supersede loads the reads' module)
+                    "memory_mcp.app.reads", "memory_mcp.recall.search", "memory_mcp.recall.overview"}
 
 PROBE = """
 import json, sys
