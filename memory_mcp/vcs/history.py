@@ -7,7 +7,6 @@ the objects a commit is built from, in staging.py), each as a `git` process of i
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 import subprocess
@@ -17,6 +16,7 @@ from pathlib import Path
 from memory_mcp.truth.errors import RepoBusy
 from memory_mcp.truth.layout import MEMORIES
 from memory_mcp.vcs import lockfiles as gitlocks
+from memory_mcp.vcs import packing
 from memory_mcp.vcs.objects import (
     Authored,
     Entry,
@@ -50,8 +50,6 @@ _IN_PROGRESS = (
 )
 COMMIT_ATTEMPTS = 5
 SCRATCH_INDEX = "memory-mcp.index"
-# Commits between two background packs of the loose objects: about 4 objects each.
-PACK_EVERY = 100
 
 
 class HeadKeptMoving(GitFailed):
@@ -85,7 +83,6 @@ class History(StagingOps, RemoteOps, ReadOps):
         self._ident: tuple[object, tuple[str, str] | None] | None = None  # (what it depends on, identity)
         self._oid_hex: int | None = None
         self.deferred = False  # a commit was put off: a person's git held the index lock
-        self._commits = 0
         self._packer: subprocess.Popen[bytes] | None = None
         self._split_logged = False  # the switch to a split index is said once a process
         self._keeps: list[Path] = []  # .keep files of the packs a commit in progress wrote
@@ -413,20 +410,11 @@ class History(StagingOps, RemoteOps, ReadOps):
         return out.decode("utf-8", "surrogateescape")
 
     def _pack_now_and_then(self) -> None:
-        """Every PACK_EVERY commits, pack the loose objects in the background.
-
-        Plumbing never runs `git gc --auto`: 1,200 writes left 4,831 loose objects and made reads 70
-        times slower. `git repack -d` touches neither refs nor the index, so it runs beside our commits
-        without taking a lock they need; it is not waited for (its exit is reaped by the next one)."""
-        self._commits += 1
-        if self._commits % PACK_EVERY == 0:
-            # Now and then all packs become one, so their number stays small too.
-            every_pack = ["-a"] if self._commits % (PACK_EVERY * 10) == 0 else []
-            with contextlib.suppress(OSError):
-                self._packer = subprocess.Popen(["git", "repack", "-d", "-q", *every_pack], cwd=self.root,
-                                                env=self._process_env(),
-                                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                                stderr=subprocess.DEVNULL)
+        """Pack the loose objects in the background when there are many (`vcs/packing.py`); one
+        repack at a time from this process (a finished one is reaped here)."""
+        if self._packer is not None and self._packer.poll() is None:
+            return
+        self._packer = packing.start(self.root, self.common_dir, self._process_env())
 
 
 def _one_identity(env: dict[str, str], settings: dict[str, str]) -> bool:
