@@ -161,7 +161,7 @@ def test_only_vectors_imports_the_dense_packages() -> None:
 
 
 # The modules that run git (`History` and what it is built from); everyone else asks them.
-GIT_RUNNERS = {"vcs.history", "vcs.remote", "vcs.readops", "vcs.staging", "vcs.project"}
+GIT_RUNNERS = {"vcs.history", "vcs.remote", "vcs.readops", "vcs.staging", "vcs.project", "vcs.packing"}
 
 
 def test_only_history_runs_git() -> None:
