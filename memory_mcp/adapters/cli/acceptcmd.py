@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from memory_mcp.adapters.cli import terminal
 from memory_mcp.adapters.cli.registry import command
 from memory_mcp.truth import roots
 from memory_mcp.truth.errors import InvalidArgument, Untrusted
@@ -65,10 +66,8 @@ def run(args: argparse.Namespace) -> int:
         if not args.ids and not args.all:
             return _list(scopes, "rejected" if args.rejected else "unaccepted")
         decision = decisions[0] if decisions else "accept"
-        if decision != "reject" and not (sys.stdin.isatty() and sys.stdout.isatty()):
-            print("memory-mcp: accepting asks on a terminal, and none is attached (an agent's shell tool has "
-                  "none): run `memory-mcp accept` yourself in a terminal.", file=sys.stderr)
-            return 2
+        if decision != "reject" and not terminal.attached():
+            return terminal.no_terminal("`memory-mcp accept`")
         ids = list(args.ids)
         if args.all:
             listed = _listed(scopes, "unaccepted")
@@ -77,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
                 return 0
             for h in listed:
                 print(line(h))
-            if input(f"Accept these {len(listed)} memories? [y/N] ").strip().lower() not in ("y", "yes"):
+            if not terminal.yes(f"Accept these {len(listed)} memories?"):
                 print("nothing accepted")
                 return 1
             ids = [h.id for h in listed]

@@ -10,11 +10,11 @@ them from its shell tool, which has no terminal.
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memory_mcp.adapters import render
+from memory_mcp.adapters.cli import terminal
 from memory_mcp.adapters.cli.registry import command
 from memory_mcp.adapters.cli.stores import open_scopes
 from memory_mcp.truth import options, roots, teams
@@ -44,17 +44,15 @@ def _folder() -> Path:
     return folder
 
 
-def _asked(question: str) -> bool | None:
-    """The person's answer at a terminal; None when there is none (an agent's shell tool)."""
-    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+def _refused(question: str, what: str, declined: str) -> int | None:
+    """None when the person answers yes to `question` at a terminal; else the exit code, said why:
+    2 when there is no terminal, 1 when they said no."""
+    if not terminal.attached():
+        return terminal.no_terminal(what)
+    if terminal.yes(shown(question)):
         return None
-    return input(f"{question} [y/N] ").strip().lower() in ("y", "yes")
-
-
-def _no_terminal(what: str) -> int:
-    print(f"memory-mcp: {what} asks on a terminal, and none is attached (an agent's shell tool has none): run it "
-          "yourself in a terminal.", file=sys.stderr)
-    return 2
+    print(declined)
+    return 1
 
 
 @command("team", "the project's team store: init --remote URL, join, accept all|none|EMAIL..., show", _team_options)
@@ -95,13 +93,11 @@ def _join(folder: Path) -> int:
     if found is None or found.error:
         teamstores.join(folder)  # says why: no pointer file, or one that is refused
         return 2
-    answer = _asked(shown(f"{found.pointer} names the team store {found.remote}. Join it: clone it to {found.store} "
-                          "and let its memories reach your agent (others' marked unaccepted)?"))
-    if answer is None:
-        return _no_terminal("`memory-mcp team join`")
-    if not answer:
-        print("not joined; nothing was fetched")
-        return 1
+    refused = _refused(f"{found.pointer} names the team store {found.remote}. Join it: clone it to {found.store} "
+                       "and let its memories reach your agent (others' marked unaccepted)?",
+                       "`memory-mcp team join`", "not joined; nothing was fetched")
+    if refused is not None:
+        return refused
     print(shown(_done_text(teamstores.join(folder))))
     return 0
 
@@ -122,13 +118,11 @@ def _accept(folder: Path, rule: list[str]) -> int:
     if isinstance(value, list) and not all("@" in r and r not in (teams.ACCEPT_ALL, teams.ACCEPT_NONE) for r in value):
         raise InvalidArgument("`team accept` takes all, none, or authors' e-mails (name@host), one or more.")
     if value != teams.ACCEPT_NONE:
-        answer = _asked(shown(f"Accept the memories {_rule_text(value)} write in {store} without asking? Author names "
-                              "and e-mails come from git commits and can be forged by anyone who can push there."))
-        if answer is None:
-            return _no_terminal("`memory-mcp team accept`")
-        if not answer:
-            print("nothing changed")
-            return 1
+        refused = _refused(f"Accept the memories {_rule_text(value)} write in {store} without asking? Author names "
+                           "and e-mails come from git commits and can be forged by anyone who can push there.",
+                           "`memory-mcp team accept`", "nothing changed")
+        if refused is not None:
+            return refused
     teams.set_accepts(store, value)
     opened = Store.open(store, create=False)
     try:

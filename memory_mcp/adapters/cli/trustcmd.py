@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 from pathlib import Path
 
+from memory_mcp.adapters.cli import terminal
 from memory_mcp.adapters.cli.registry import command
 from memory_mcp.app import consent
 from memory_mcp.truth import identity, roots
@@ -50,15 +50,12 @@ def run(args: argparse.Namespace) -> int:
     if not consent.needs_consent(path) or consent.is_trusted(path):
         print(f"{path.resolve()} is already trusted on this machine (a store you made or named is yours)")
         return 0
-    if not (sys.stdin.isatty() and sys.stdout.isatty()):
-        print("memory-mcp: `memory-mcp trust` asks on a terminal, and none is attached (an agent's shell tool "
-              "has none): run it yourself in a terminal.", file=sys.stderr)
-        return 2
+    if not terminal.attached():
+        return terminal.no_terminal("`memory-mcp trust`")
     held = consent.held(path.resolve())
     print(shown(consent.untrusted_line(path.resolve(), held)))
     print("Trusting it puts its memories in front of your agent at session start, on prompts and on file reads.")
-    answer = input("Trust this store? [y/N] ").strip().lower()
-    if answer not in ("y", "yes"):
+    if not terminal.yes("Trust this store?"):
         print("not trusted; nothing changed")
         return 1
     consent.record(path.resolve(), "trusted by the person", held)
