@@ -97,3 +97,27 @@ def test_a_remember_starts_six_git_processes(tmp_path: Path) -> None:
     started = [line.split("trace: built-in: ", 1)[1].split()[:2] for line in trace.read_text().splitlines()
                if "trace: built-in: " in line]
     assert [s[1] for s in started] == ["status", "config", "update-index", "cat-file", "var", "update-ref"], started
+
+
+# A hook is a new process on every prompt and file read: it builds a recall's classes only
+# (truth/recall.py), not the other 45 result and option classes; it parses no TOML without a team
+# pointer file and starts no process when nothing asks git.
+NOT_FOR_A_HOOK = {"memory_mcp.truth.results", "memory_mcp.truth.options", "tomllib", "subprocess", "yaml",
+                  "memory_mcp.app.store", "memory_mcp.app.writes", "memory_mcp.recall.conflicts"}
+
+
+@pytest.mark.slow
+def test_the_prompt_and_file_hooks_load_only_what_a_recall_needs(tmp_path: Path) -> None:
+    store = make_store(tmp_path / "store")
+    _modules(store, tmp_path, "remember", "The kestrel rota is kept in the ops wiki.", "--paths", "ops/rota.md")
+    time.sleep(2.1)  # past the racy margin: the hooks read a settled store as it is between prompts
+    _modules(store, tmp_path, "status")
+    events = {"UserPromptSubmit": {"prompt": "where is the kestrel rota kept"},
+              "PreToolUse": {"tool_name": "Read", "tool_input": {"file_path": str(tmp_path / "ops" / "rota.md")}}}
+    for event, fields in events.items():
+        payload = json.dumps({"hook_event_name": event, "session_id": f"s-{event}", "cwd": str(tmp_path), **fields})
+        done = subprocess.run([sys.executable, "-c", PROBE, "hook", event, "--store", str(store)], input=payload,
+                              capture_output=True, text=True, env=server_env(store, tmp_path), timeout=60)
+        report = json.loads(done.stderr.strip().splitlines()[-1])
+        assert report["code"] == 0 and "kestrel" in done.stdout, (event, done.stdout, done.stderr[-500:])
+        assert not _loaded(set(report["modules"]), NEVER | NOT_FOR_A_HOOK), event
