@@ -31,7 +31,8 @@ ALLOWED: dict[str, set[str]] = {
 # `truth.stamp` names who writes (the `written_by` an adapter stamps: its client and session).
 # `truth.teams` reads a project's team pointer file and the person's record of team stores (as `truth.roots`
 # finds stores); `app.teamstores` makes, attaches and joins a team store, before any store is open.
-FACADE = {"app.store", "app.scopes", "app.glance", "truth.results", "truth.recall", "truth.errors", "truth.options", "truth.model",
+FACADE = {"app.store", "app.scopes", "app.glance", "truth.results", "truth.writeresults", "truth.recall", "truth.errors",
+          "truth.options", "truth.writeoptions", "truth.model",
           "truth.layout", "truth.budget", "truth.globs", "truth.roots", "truth.words",
           "truth.visible", "truth.standing", "truth.stamp",
           "truth.identity", "app.consent", "app.autosync", "app.syncrecord",

@@ -16,16 +16,15 @@ from memory_mcp.truth.visible import shown
 
 if TYPE_CHECKING:  # ~30 dataclasses a hook process has no use for (truth/recall.py says why)
     from memory_mcp.truth.results import (
-        ForgetResult,
         PendingConflict,
         ReadResult,
         ReindexResult,
-        RememberResult,
         ShareResult,
         StatusResult,
         VectorCoverage,
         VectorsResult,
     )
+    from memory_mcp.truth.writeresults import ForgetResult, RememberResult
 
 _P = ParamSpec("_P")
 

@@ -2,10 +2,12 @@
 its own: each method hands its typed options to the module of its use case (`writes`, `reads`,
 `upkeep`, `importing`), which runs inside the store's `Session` (lock, reconcile, storage errors).
 
-Methods take the options object of `options.py`, or its fields as typed arguments
-(`store.remember("text", type="decision")`; mypy refuses a misspelt one): the adapters build the
-object, scripts and tests may write the fields. tests/app/test_store.py keeps each method's
-parameters equal to its options object's fields.
+Methods take the options object of `options.py` (a write's: `writeoptions.py`), or its fields as
+typed arguments (`store.remember("text", type="decision")`; mypy refuses a misspelt one): the
+adapters build the object, scripts and tests may write the fields; `given` makes one of the other.
+tests/app/test_facade.py keeps each method's parameters equal to its options object's fields. The
+options classes, like the results, are imported by the method that builds them: each data class
+costs a one-shot command about 0.4 ms to build.
 
 A use case's module is imported by the method that calls it: a CLI command is a new process, and
 loading every use case (the writes, the conflict gate, the import and export, sync, the vector model)
@@ -14,10 +16,11 @@ for one recall took about a third of its start; tests/adapters/test_cli_imports.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Unpack
+from typing import TYPE_CHECKING, Any, TypeVar, Unpack
 
 from memory_mcp.app.lock import LOCK_TIMEOUT_SECONDS
 from memory_mcp.app.session import Session
@@ -27,33 +30,19 @@ from memory_mcp.index.watch import QUIET_MS
 from memory_mcp.index.watch import enabled as watch_enabled
 from memory_mcp.recall.ranking import DIGEST_LIMIT
 from memory_mcp.truth.dictionary import Dictionary
-from memory_mcp.truth.options import (
-    Conflicts,
-    Feedback,
-    Forget,
-    Progress,
-    Remember,
-    RememberFields,
-    Resolve,
-    Timeline,
-    Update,
-    UpdateFields,
-    given,
-)
 from memory_mcp.truth.recall import Hit, Recall, RecallResult, ReconcileReport
 
 if TYPE_CHECKING:
     from memory_mcp.app import autosync, embedding
     from memory_mcp.app.transfer import ImportReport
     from memory_mcp.index.watch import Watcher
+    from memory_mcp.truth.options import Conflicts, Progress, Resolve, Timeline
 
-    # The results' 40 data classes cost a one-shot `memory-mcp recall` about 7 ms to build, and this
+    # The results' 27 data classes cost a one-shot `memory-mcp recall` about 6 ms to build, and this
     # module names them only as return types: each use case's module imports those it makes.
     from memory_mcp.truth.results import (
         BulkResolveResult,
         ConflictPage,
-        FeedbackResult,
-        ForgetResult,
         HeadCommit,
         Insights,
         Listed,
@@ -61,7 +50,6 @@ if TYPE_CHECKING:
         PruneList,
         ReadResult,
         ReindexResult,
-        RememberResult,
         ReorganizeResult,
         ResolveResult,
         StatusResult,
@@ -72,6 +60,8 @@ if TYPE_CHECKING:
         Version,
     )
     from memory_mcp.truth.stamp import Writer
+    from memory_mcp.truth.writeoptions import Feedback, Forget, Remember, RememberFields, Update, UpdateFields
+    from memory_mcp.truth.writeresults import FeedbackResult, ForgetResult, RememberResult
     from memory_mcp.vcs.history import History
     from memory_mcp.vcs.sync import SyncResult
 
@@ -161,6 +151,7 @@ class Store:
                  **fields: Unpack[RememberFields]) -> RememberResult:
         """Write a new memory (or return the existing one with the same content), run the conflict gate."""
         from memory_mcp.app import writes
+        from memory_mcp.truth.writeoptions import Remember
 
         return writes.remember(self.session, given(Remember, content, title=title, by=by, fields=fields))
 
@@ -170,6 +161,7 @@ class Store:
         """Change a memory's text or fields in place (state moves go through forget/resolve); with
         `expected_sha`, only when the file is still the version the caller read (else `Stale`)."""
         from memory_mcp.app import writes
+        from memory_mcp.truth.writeoptions import Update
 
         opts = given(Update, id, content=content, title=title, expected_sha=expected_sha, by=by, fields=fields)
         return self.read(id=writes.update(self.session, opts))
@@ -179,6 +171,7 @@ class Store:
         """archive, deprecate (reason required), restore to active, or purge (confirm required);
         `expected_sha` as update's."""
         from memory_mcp.app import writes
+        from memory_mcp.truth.writeoptions import Forget
 
         return writes.forget(self.session, given(Forget, id, mode=mode, reason=reason, confirm=confirm,
                                                  expected_sha=expected_sha))
@@ -186,6 +179,7 @@ class Store:
     def resolve(self, id: str | Resolve, other_id: str | None = None, decision: str | None = None) -> ResolveResult:
         """Settle a pair: `supersede` (id replaces other_id) or `keep_both` (never raised again)."""
         from memory_mcp.app import settling
+        from memory_mcp.truth.options import Resolve
 
         return settling.resolve(self.session, given(Resolve, id, other_id=other_id, decision=decision))
 
@@ -194,6 +188,7 @@ class Store:
         """Settle every open pair a filter selects with one decision (keep_both or newer), as one
         commit; a dry run unless `apply`."""
         from memory_mcp.app import settling
+        from memory_mcp.truth.options import Conflicts
 
         opts = given(Conflicts, commit, id=id, limit=limit, offset=offset, decision=decision, apply=apply)
         return settling.resolve_all(self.session, opts)
@@ -201,6 +196,7 @@ class Store:
     def feedback(self, id: str | Feedback, helpful: bool | None = None, note: str = "") -> FeedbackResult:
         """+0.1 when a memory helped, -0.2 when it misled; at -0.5 or below it is withheld from recall."""
         from memory_mcp.app import writes
+        from memory_mcp.truth.writeoptions import Feedback
 
         return writes.feedback(self.session, given(Feedback, id, helpful=helpful, note=note))
 
@@ -236,6 +232,7 @@ class Store:
                   offset: int = 0, decision: str | None = None, apply: bool = False) -> ConflictPage:
         """The open conflict pairs, all or those on one memory or one commit's memories, a page at a time."""
         from memory_mcp.app import settling
+        from memory_mcp.truth.options import Conflicts
 
         opts = given(Conflicts, commit, id=id, limit=limit, offset=offset, decision=decision, apply=apply)
         return settling.listed(self.session, opts)
@@ -311,6 +308,7 @@ class Store:
         """The memories newest change first, filtered, a page at a time; with `query`, recall's best
         matches under the same filters. No usage is recorded."""
         from memory_mcp.app import browse
+        from memory_mcp.truth.options import Timeline
 
         opts = given(Timeline, query, types=types, states=states, trusts=trusts, entity=entity, author=author,
                      standing=standing, file=file, limit=limit, offset=offset)
@@ -430,3 +428,21 @@ class Store:
         if isinstance(text, bytes):
             text = decode_source(text, "standard input")
         return importing.import_memories(self.session, kind, path, text, keep_trust, progress, by)
+
+
+T = TypeVar("T")
+
+
+def given(kind: type[T], first: T | Any, **rest: Any) -> T:
+    """The options object of a facade call: `first` when it is one (what the adapters pass), else
+    `kind` built from the call's arguments (what a test or a script writes). An argument the
+    operation needs and the call left out (None) is refused here, by name."""
+    if isinstance(first, kind):
+        return first
+    required = [f.name for f in dataclasses.fields(kind)[1:]  # type: ignore[arg-type]
+                if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING]
+    missing = [name for name in required if rest.get(name) is None]
+    if missing:
+        raise TypeError(f"{kind.__name__.lower()}() needs {', '.join(missing)}")
+    build: Callable[..., T] = kind
+    return build(first, **rest)

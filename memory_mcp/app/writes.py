@@ -25,11 +25,11 @@ from memory_mcp.truth.model import (
     settable,
     text_key,
 )
-from memory_mcp.truth.options import Feedback, Forget, Remember, Update
-from memory_mcp.truth.results import Conflict, FeedbackResult, ForgetResult, RememberResult
 from memory_mcp.truth.stamp import Writer, stamp
 from memory_mcp.truth.ulids import new_ulid
 from memory_mcp.truth.validate import check_short, check_text, settable_values
+from memory_mcp.truth.writeoptions import Feedback, Forget, Remember, Update
+from memory_mcp.truth.writeresults import Conflict, FeedbackResult, ForgetResult, RememberResult
 
 _STATE_OF = {ForgetMode.ARCHIVE: State.ARCHIVED, ForgetMode.DEPRECATE: State.DEPRECATED,
              ForgetMode.RESTORE: State.ACTIVE}

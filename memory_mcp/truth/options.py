@@ -4,63 +4,18 @@ server or the CLI) and passed whole through the facade down to the search and th
 Values arrive as the caller sent them (strings for enums); the use case validates them, so a bad
 value is refused with the same coded error whichever adapter built the object. A recall's object
 (`Recall`) lives in truth/recall.py beside what a recall returns: every hook asks for one, and loading
-this module's other classes would cost each hook process about 3 ms.
+this module's other classes would cost each hook process about 3 ms. A write of one memory's
+(`Remember`, `Update`, `Forget`, `Feedback`) live in truth/writeoptions.py, for a one-shot
+`memory-mcp remember` likewise.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import MISSING, dataclass, field, fields
-from typing import TYPE_CHECKING, Any, TypedDict, TypeVar
-
-if TYPE_CHECKING:  # every hook imports this module; only a write needs the stamp
-    from memory_mcp.truth.stamp import Writer
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 # Called with (done, total) as a long operation (reindex, import, sync) goes.
 Progress = Callable[[int, int], None]
-
-
-@dataclass(frozen=True)
-class Remember:
-    """memory_remember: a new memory's text, and the frontmatter fields its caller sets.
-
-    `fields` holds, by name, the values of the fields `model.settable("remember")` lists (type,
-    trust, entities, ...), as the caller sent them; a field left out takes its declared default. One
-    mapping rather than one attribute each, so a field declared settable in `model.Memory` needs no
-    change here (docs/contributing.md). `by`: who writes, stamped as `written_by` (None: a script
-    through the library, which stamps nothing)."""
-
-    content: str
-    title: str | None = None
-    by: Writer | None = None
-    fields: Mapping[str, object] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class Update:
-    """memory_update: the text, title or fields (`model.settable("update")`, by name in `fields`) to
-    change; a field that is absent or None stays as it is. `by` restamps `written_by` (None keeps it)."""
-
-    id: str
-    content: str | None = None
-    title: str | None = None
-    # The git blob id of the file as the caller last read it (`MemoryPage.blob`): when set, a file
-    # changed since (a hand edit, another session) is refused with `Stale`, never overwritten.
-    expected_sha: str = ""
-    by: Writer | None = None
-    fields: Mapping[str, object] = field(default_factory=dict)
-
-
-
-@dataclass(frozen=True)
-class Forget:
-    """memory_forget: a state move, or a purge (which needs `confirm`)."""
-
-    id: str
-    mode: str = "archive"
-    reason: str = ""
-    confirm: bool = False
-    expected_sha: str = ""  # as Update's: refuse when the file changed since the caller read it
 
 
 @dataclass(frozen=True)
@@ -116,49 +71,3 @@ class Timeline:
     file: str = ""
     limit: int = 50
     offset: int = 0
-
-
-@dataclass(frozen=True)
-class Feedback:
-    """memory_feedback: whether a recalled memory helped."""
-
-    id: str
-    helpful: bool
-    note: str = ""
-
-
-class UpdateFields(TypedDict, total=False):
-    """The frontmatter fields memory_update's caller may set (`model.settable("update")`), typed for
-    the facade's keywords so that mypy refuses a misspelt one; None leaves a field as it is.
-    tests/truth/test_fields.py keeps these keys equal to the declarations."""
-
-    type: str | None
-    trust: str | None
-    entities: Sequence[str] | None
-    source: str | None
-    review_after: str | None
-    paths: Sequence[str] | None
-
-
-class RememberFields(UpdateFields, total=False):
-    """The frontmatter fields memory_remember's caller may set (`model.settable("remember")`)."""
-
-    supersedes: Sequence[str] | None
-
-
-T = TypeVar("T")
-
-
-def given(kind: type[T], first: T | Any, **rest: Any) -> T:
-    """The options object of a facade call: `first` when it is one (what the adapters pass), else
-    `kind` built from the call's arguments (what a test or a script writes). An argument the
-    operation needs and the call left out (None) is refused here, by name."""
-    if isinstance(first, kind):
-        return first
-    required = [f.name for f in fields(kind)[1:]  # type: ignore[arg-type]
-                if f.default is MISSING and f.default_factory is MISSING]
-    missing = [name for name in required if rest.get(name) is None]
-    if missing:
-        raise TypeError(f"{kind.__name__.lower()}() needs {', '.join(missing)}")
-    build: Callable[..., T] = kind
-    return build(first, **rest)

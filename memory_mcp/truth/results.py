@@ -1,5 +1,7 @@
 """What the store's operations return. Plain dataclasses: the MCP server publishes them as output
-schemas and sends them as structured content; the CLI prints them."""
+schemas and sends them as structured content; the CLI prints them. A recall's results are in
+truth/recall.py and a write of one memory's (remember, forget, feedback) in truth/writeresults.py,
+so that a hook or a one-shot `memory-mcp remember` builds only its own."""
 
 from __future__ import annotations
 
@@ -7,36 +9,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memory_mcp.truth.recall import Coverage, UnindexedFile
-
-
-@dataclass
-class Conflict:
-    id: str
-    title: str
-    excerpt: str
-    shared_entities: list[str]
-    age_days: float
-    latest_wins_eligible: bool
-    similarity: float
-
-
-@dataclass
-class RememberResult:
-    id: str
-    path: str
-    title: str
-    state: str
-    duplicate: bool
-    superseded: list[str] = field(default_factory=list)
-    conflicts: list[Conflict] = field(default_factory=list)
-    unknown_entities: list[str] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-    # Kinds of text in it that tries to steer the model (truth/injection.py): written all the same,
-    # listed by memory_status and marked wherever it is shown.
-    flagged: list[str] = field(default_factory=list)
-
-
-
 
 
 @dataclass
@@ -79,28 +51,11 @@ class ShareResult:
 
 
 @dataclass
-class ForgetResult:
-    id: str
-    mode: str
-    state: str | None
-    purged: bool
-    message: str
-    warnings: list[str] = field(default_factory=list)
-
-
-@dataclass
 class ResolveResult:
     id: str
     other_id: str
     decision: str
     message: str
-
-
-@dataclass
-class FeedbackResult:
-    id: str
-    feedback: float
-    withheld: bool
 
 
 @dataclass
@@ -218,7 +173,6 @@ class ReindexResult:
     seconds: float
     drift: list[str] = field(default_factory=list)
     note: str = ""
-
 
 
 @dataclass

@@ -180,7 +180,7 @@ def test_the_server_keeps_the_agents_words(tmp_path: Path) -> None:
     from memory_mcp.app.store import Store
     from memory_mcp.truth import words
     from memory_mcp.truth.errors import ConfirmRequired, NotFound
-    from memory_mcp.truth.options import Forget
+    from memory_mcp.truth.writeoptions import Forget
 
     store = Store.open(tmp_path / "store")
     mid = new_id()

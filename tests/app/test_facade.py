@@ -16,13 +16,13 @@ import pytest
 from conftest import ROOT
 
 from memory_mcp.app.store import Store
-from memory_mcp.truth import model, options
+from memory_mcp.truth import model, options, writeoptions
 from memory_mcp.truth.recall import Recall
 
 # method -> (its options object, the name its fields mapping travels under, if any)
 FACADE = {
-    "remember": options.Remember, "update": options.Update, "forget": options.Forget, "resolve": options.Resolve,
-    "resolve_all": options.Conflicts, "feedback": options.Feedback, "recall": Recall,
+    "remember": writeoptions.Remember, "update": writeoptions.Update, "forget": writeoptions.Forget,
+    "resolve": options.Resolve, "resolve_all": options.Conflicts, "feedback": writeoptions.Feedback, "recall": Recall,
     "conflicts": options.Conflicts, "timeline": options.Timeline,
 }
 
@@ -42,8 +42,8 @@ def test_each_facade_method_takes_its_options_fields(method: str) -> None:
 
 def test_the_facade_keywords_are_the_settable_fields() -> None:
     """A field declared settable in model.Memory is one more key of the facade's TypedDict."""
-    assert set(options.RememberFields.__annotations__) == {f.name for f in model.settable("remember")}
-    assert set(options.UpdateFields.__annotations__) == {f.name for f in model.settable("update")}
+    assert set(writeoptions.RememberFields.__annotations__) == {f.name for f in model.settable("remember")}
+    assert set(writeoptions.UpdateFields.__annotations__) == {f.name for f in model.settable("update")}
 
 
 def test_a_facade_call_without_a_needed_argument_says_which(tmp_path: Path) -> None:

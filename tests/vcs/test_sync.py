@@ -17,7 +17,7 @@ from conftest import ROOT, git
 
 from memory_mcp.app.store import Store
 from memory_mcp.truth.errors import RepoBusy, SyncFailed
-from memory_mcp.truth.results import RememberResult
+from memory_mcp.truth.writeresults import RememberResult
 
 EXE = str(Path(sys.executable).parent / "memory-mcp")
 

@@ -15,7 +15,7 @@ from typing import Any
 from memory_mcp.adapters import render
 from memory_mcp.adapters.cli.registry import command
 from memory_mcp.adapters.cli.stores import cli_writer, open_scopes
-from memory_mcp.truth import options
+from memory_mcp.truth import writeoptions
 from memory_mcp.truth.model import BulkDecision, Decision, FieldSpec, ForgetMode, Tool, Trust, settable
 from memory_mcp.truth.roots import PROJECT, TEAM, USER
 
@@ -72,7 +72,7 @@ def _remember_options(p: argparse.ArgumentParser) -> None:
 @command("remember", "write a new memory (the memory_remember tool)", _remember_options, user_store=True)
 def remember(args: argparse.Namespace) -> int:
     content = " ".join(args.content) if args.content else sys.stdin.read()
-    opts = options.Remember(content=content, title=args.title, by=cli_writer(), fields=_fields(args, "remember"))
+    opts = writeoptions.Remember(content=content, title=args.title, by=cli_writer(), fields=_fields(args, "remember"))
     print(render.remember(open_scopes(args).store(args.scope).remember(opts)))
     return 0
 
@@ -86,7 +86,7 @@ def _update_options(p: argparse.ArgumentParser) -> None:
 
 @command("update", "change a memory's text or fields in place (memory_update)", _update_options, user_store=True)
 def update(args: argparse.Namespace) -> int:
-    opts = options.Update(id=args.id, content=args.content, title=args.title, by=cli_writer(),
+    opts = writeoptions.Update(id=args.id, content=args.content, title=args.title, by=cli_writer(),
                           fields=_fields(args, "update"))
     print(render.read(open_scopes(args).owner(args.id).update(opts)))
     return 0
@@ -103,7 +103,7 @@ def _forget_options(p: argparse.ArgumentParser) -> None:
 
 @command("forget", "archive, deprecate, restore or purge a memory (memory_forget)", _forget_options, user_store=True)
 def forget(args: argparse.Namespace) -> int:
-    opts = options.Forget(id=args.id, mode=args.mode, reason=args.reason, confirm=args.confirm)
+    opts = writeoptions.Forget(id=args.id, mode=args.mode, reason=args.reason, confirm=args.confirm)
     print(render.forget(open_scopes(args).owner(args.id).forget(opts)))
     return 0
 
@@ -117,6 +117,8 @@ def _resolve_options(p: argparse.ArgumentParser) -> None:
 
 @command("resolve", "settle a conflict pair (memory_resolve)", _resolve_options, user_store=True)
 def resolve(args: argparse.Namespace) -> int:
+    from memory_mcp.truth import options  # here: a remember builds only a write's options (writeoptions.py)
+
     opts = options.Resolve(id=args.id, other_id=args.other_id, decision=args.decision)
     print(open_scopes(args).owner(args.id).resolve(opts).message)
     return 0
@@ -150,6 +152,8 @@ def _conflicts_options(p: argparse.ArgumentParser) -> None:
 @command("conflicts", "list the open conflict pairs, or settle them in bulk (a dry run without --yes)",
          _conflicts_options, user_store=True)
 def conflicts(args: argparse.Namespace) -> int:
+    from memory_mcp.truth import options
+
     store = open_scopes(args).store()
     opts = options.Conflicts(commit=args.commit, id=args.id, limit=args.limit, offset=args.offset,
                              decision=args.decision, apply=args.yes)

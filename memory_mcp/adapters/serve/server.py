@@ -46,22 +46,20 @@ from memory_mcp.adapters.serve.toolargs import (
     with_fields,
 )
 from memory_mcp.app.scopes import Scopes
-from memory_mcp.truth import globs, options
+from memory_mcp.truth import globs, options, writeoptions
 from memory_mcp.truth.errors import Declined, Internal, InvalidArgument, StoreError, UnknownTool
 from memory_mcp.truth.model import ForgetMode
 from memory_mcp.truth.recall import Recall, RecallResult
 from memory_mcp.truth.results import (
-    FeedbackResult,
-    ForgetResult,
     ReadResult,
     ReindexResult,
-    RememberResult,
     ResolveResult,
     ShareResult,
     StatusResult,
 )
 from memory_mcp.truth.roots import ScopeConfig, current_project
 from memory_mcp.truth.visible import shown
+from memory_mcp.truth.writeresults import FeedbackResult, ForgetResult, RememberResult
 
 if TYPE_CHECKING:
 
@@ -255,7 +253,7 @@ def _add_memory_tools(mcp: MCPServer, call: _Calls) -> None:
     ) -> Annotated[CallToolResult, RememberResult]:
         """Store a durable memory (a file in the git-backed store). Returns its id, and `conflicts`:
         existing memories it may contradict, to settle with memory_resolve."""
-        opts = options.Remember(content=content, title=title, by=writer(ctx), fields=fields)
+        opts = writeoptions.Remember(content=content, title=title, by=writer(ctx), fields=fields)
         r = await call(lambda s: s.store(scope).remember(opts))
         return _answer(r, render.remember(r))
 
@@ -309,7 +307,7 @@ def _add_change_tools(mcp: MCPServer, call: _Calls) -> None:
         **fields: Any,
     ) -> Annotated[CallToolResult, ReadResult]:
         """Change a memory's text or fields in place. State changes go through memory_forget/memory_resolve."""
-        opts = options.Update(id=id, content=content, title=title, by=writer(ctx), fields=fields)
+        opts = writeoptions.Update(id=id, content=content, title=title, by=writer(ctx), fields=fields)
         r = await call(lambda s: s.owner(id).update(opts))
         return _answer(r, render.read(r))
 
@@ -349,7 +347,7 @@ def _add_change_tools(mcp: MCPServer, call: _Calls) -> None:
             # The person said no: nothing may suggest overriding them with confirm=true.
             raise ToolError(str(Declined("the person did not confirm the purge; the memory is kept. "
                                          "Do not purge it unless they ask again.")))
-        opts = options.Forget(id=id, mode=mode, reason=reason, confirm=confirmed)
+        opts = writeoptions.Forget(id=id, mode=mode, reason=reason, confirm=confirmed)
         r = await call(lambda s: s.owner(id).forget(opts))
         return _answer(r, render.forget(r))
 
@@ -380,7 +378,7 @@ def _add_upkeep_tools(mcp: MCPServer, call: _Calls) -> None:
         note: str = "",
     ) -> Annotated[CallToolResult, FeedbackResult]:
         """Report whether a recalled memory helped (+0.1) or misled (-0.2). At -0.5 it is withheld."""
-        r = await call(lambda s: s.owner(id).feedback(options.Feedback(id=id, helpful=helpful, note=note)))
+        r = await call(lambda s: s.owner(id).feedback(writeoptions.Feedback(id=id, helpful=helpful, note=note)))
         text = f"{r.id} feedback {r.feedback}" + (" (withheld from recall)" if r.withheld else "")
         return _answer(r, text)
 
