@@ -3,15 +3,13 @@ its own: each method hands its typed options to the module of its use case (`wri
 `upkeep`, `importing`), which runs inside the store's `Session` (lock, reconcile, storage errors).
 
 Methods take the options object of `options.py` (a write's: `writeoptions.py`), or its fields as
-typed arguments (`store.remember("text", type="decision")`; mypy refuses a misspelt one): the
-adapters build the object, scripts and tests may write the fields; `given` makes one of the other.
-tests/app/test_facade.py keeps each method's parameters equal to its options object's fields. The
-options classes, like the results, are imported by the method that builds them: each data class
-costs a one-shot command about 0.4 ms to build.
+typed arguments (`store.remember("text", type="decision")`; mypy refuses a misspelt one), which
+`given` makes into the object; tests/app/test_facade.py keeps the two equal.
 
 A use case's module is imported by the method that calls it: a CLI command is a new process, and
 loading every use case (the writes, the conflict gate, the import and export, sync, the vector model)
-for one recall took about a third of its start; tests/adapters/test_cli_imports.py keeps it so.
+for one recall took about a third of its start; tests/adapters/test_cli_imports.py keeps it so. So
+is the options class it builds, as each use case imports its results: a data class costs 0.4 ms.
 """
 
 from __future__ import annotations
@@ -26,8 +24,6 @@ from memory_mcp.app.lock import LOCK_TIMEOUT_SECONDS
 from memory_mcp.app.session import Session
 from memory_mcp.app.storeroot import init_store, open_root
 from memory_mcp.index.db import Index
-from memory_mcp.index.watch import QUIET_MS
-from memory_mcp.index.watch import enabled as watch_enabled
 from memory_mcp.recall.ranking import DIGEST_LIMIT
 from memory_mcp.truth.dictionary import Dictionary
 from memory_mcp.truth.recall import Hit, Recall, RecallResult, ReconcileReport
@@ -76,7 +72,11 @@ class Store:
         self.session = Session(root, lock_timeout)
         self._embedder: embedding.VectorWorker | None = None
         self._pusher: autosync.Pusher | None = None
-        if watch_enabled(watch):
+        if watch is not False:  # a one-shot command's False loads no watcher module (about 1 ms of its start)
+            from memory_mcp.index.watch import enabled
+
+            watch = enabled(watch)
+        if watch:
             from memory_mcp.app import embedding
             from memory_mcp.recall import vectors
 
@@ -390,18 +390,21 @@ class Store:
         return upkeep.refresh(self.session)
 
     def follow(self, on_report: Callable[[ReconcileReport], None], stop: threading.Event | None = None,
-               quiet_ms: int = QUIET_MS) -> None:
+               quiet_ms: int | None = None) -> None:
         """`memory-mcp watch`: index (and commit) hand edits as they are saved, until `stop` or Ctrl-C.
 
         The watcher a server keeps, run in the foreground: each batch of changes goes through
         `refresh`, the path every tool call takes. `on_report` hears of every reconcile that
-        changed something. `quiet_ms` lets an editor's save settle before the reconcile."""
+        changed something. `quiet_ms` (default `watch.QUIET_MS`) lets an editor's save settle before
+        the reconcile."""
+        from memory_mcp.index import watch
+
         watcher = self.start_watching()
         report = self.refresh()
         while True:
             if report.changed or report.dictionary_changed:
                 on_report(report)
-            if not watcher.wait(stop, quiet_ms):
+            if not watcher.wait(stop, watch.QUIET_MS if quiet_ms is None else quiet_ms):
                 return
             report = self.refresh()
 
@@ -434,9 +437,8 @@ T = TypeVar("T")
 
 
 def given(kind: type[T], first: T | Any, **rest: Any) -> T:
-    """The options object of a facade call: `first` when it is one (what the adapters pass), else
-    `kind` built from the call's arguments (what a test or a script writes). An argument the
-    operation needs and the call left out (None) is refused here, by name."""
+    """The options object of a facade call: `first` when it is one (the adapters'), else `kind` built
+    from the call's arguments (a test's or a script's); one the operation needs left out is refused."""
     if isinstance(first, kind):
         return first
     required = [f.name for f in dataclasses.fields(kind)[1:]  # type: ignore[arg-type]

@@ -28,7 +28,9 @@ NOT_FOR_RECALL = {"yaml", "memory_mcp.truth.secret_rules", "memory_mcp.app.write
                   # the options and results of every other use case (40 data classes): a recall's are in
                   # truth/recall.py
                   "memory_mcp.truth.results", "memory_mcp.truth.options", "memory_mcp.truth.writeoptions",
-                  "memory_mcp.truth.writeresults"}
+                  "memory_mcp.truth.writeresults",
+                  # the file watcher, which only a long-lived process keeps
+                  "memory_mcp.index.watch"}
 # A remember writes one memory: nothing of import, export, sync, the vectors or the installers; and
 # none of what its file, temp file, stamp and credential check once took from the standard library or
 # YAML (a value is checked for plain YAML by plainscalar.py, the host name read from uname).
@@ -39,7 +41,9 @@ NOT_FOR_REMEMBER = {"memory_mcp.app.importing", "memory_mcp.app.transfer", "memo
                     "memory_mcp.app.reads", "memory_mcp.recall.search", "memory_mcp.recall.overview",
                     # the options and results of the other use cases (status, sync, team, the page: 35
                     # data classes, about 10 ms to build): a write's are in writeoptions.py, writeresults.py
-                    "memory_mcp.truth.results", "memory_mcp.truth.options"}
+                    "memory_mcp.truth.results", "memory_mcp.truth.options",
+                    # the file watcher, which only a long-lived process keeps
+                    "memory_mcp.index.watch"}
 
 PROBE = """
 import json, sys
