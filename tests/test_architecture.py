@@ -29,12 +29,13 @@ ALLOWED: dict[str, set[str]] = {
 # `truth.standing` names a memory's standing with the person (own, accepted, unaccepted); `app.autosync`
 # starts the background sync a hook asks for and `app.syncrecord` tells what the last one brought;
 # `truth.stamp` names who writes (the `written_by` an adapter stamps: its client and session).
+# `truth.logs` is the log, which the commands and the server configure.
 # `truth.teams` reads a project's team pointer file and the person's record of team stores (as `truth.roots`
 # finds stores); `app.teamstores` makes, attaches and joins a team store, before any store is open.
 FACADE = {"app.store", "app.scopes", "app.glance", "truth.results", "truth.writeresults", "truth.recall", "truth.errors",
           "truth.options", "truth.writeoptions", "truth.model",
           "truth.layout", "truth.budget", "truth.globs", "truth.roots", "truth.words",
-          "truth.visible", "truth.standing", "truth.stamp",
+          "truth.visible", "truth.standing", "truth.stamp", "truth.logs",
           "truth.identity", "app.consent", "app.autosync", "app.syncrecord",
           "truth.teams", "app.teamstores"}
 TOP_LEVEL = {"__init__", "cli", "plugin"}

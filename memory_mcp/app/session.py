@@ -8,7 +8,6 @@ files (committing hand edits), then do its work.
 from __future__ import annotations
 
 import errno
-import logging
 import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -31,6 +30,7 @@ from memory_mcp.truth.layout import (
     cache_folder,
     unwritable_part,
 )
+from memory_mcp.truth.logs import log
 from memory_mcp.truth.recall import Coverage, ReconcileReport
 from memory_mcp.vcs.history import GitFailed, HeadKeptMoving, History
 from memory_mcp.vcs.readops import Started
@@ -39,7 +39,6 @@ if TYPE_CHECKING:
     from memory_mcp.index.watch import Watcher
     from memory_mcp.truth.options import Progress
 
-log = logging.getLogger("memory_mcp")
 
 
 class Session:

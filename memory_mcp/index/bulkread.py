@@ -10,7 +10,6 @@ its time here and 40% in SQLite (cProfile, docs/performance.md).
 from __future__ import annotations
 
 import hashlib
-import logging
 import os
 import subprocess
 import sys
@@ -23,13 +22,13 @@ from typing import TYPE_CHECKING
 from memory_mcp.index.schema import Derived, FileStat, derive
 from memory_mcp.truth import files
 from memory_mcp.truth.errors import ParseError
+from memory_mcp.truth.logs import log
 from memory_mcp.truth.model import Memory
 from memory_mcp.truth.standing import blob_sha
 
 if TYPE_CHECKING:
     from memory_mcp.truth.injection import Flag
 
-log = logging.getLogger("memory_mcp")
 
 # Below this many files the work runs here: starting a worker (a fresh interpreter importing YAML,
 # the stemmers and the credential rules) costs about as much as preparing a few hundred files.

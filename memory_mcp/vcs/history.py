@@ -7,7 +7,6 @@ the objects a commit is built from, in staging.py), each as a `git` process of i
 
 from __future__ import annotations
 
-import logging
 import os
 import subprocess
 import time
@@ -31,8 +30,6 @@ from memory_mcp.vcs.readops import Commit, Deletion, ReadOps
 from memory_mcp.vcs.remote import RemoteOps
 from memory_mcp.vcs.repo import GitFailed, git_dirs, head_ref
 from memory_mcp.vcs.staging import BULK_STAGE, ScratchBase, StagingOps
-
-log = logging.getLogger("memory_mcp")
 
 __all__ = ["Commit", "Deletion", "GitFailed", "HeadKeptMoving", "History"]
 

@@ -6,13 +6,13 @@ so history.py stays about making commits and keeping HEAD."""
 from __future__ import annotations
 
 import contextlib
-import logging
 import os
 import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from memory_mcp.truth.logs import log
 from memory_mcp.vcs.objects import (
     FILE_MODE,
     Entry,
@@ -26,8 +26,6 @@ from memory_mcp.vcs.objects import (
     parse_tree,
 )
 from memory_mcp.vcs.readops import MAX_ARGV_PATHS
-
-log = logging.getLogger("memory_mcp")
 
 # What the .keep file of a pack written for a commit in progress says (`History._write_pack`).
 KEEP_REASON = "memory-mcp: commit in progress"

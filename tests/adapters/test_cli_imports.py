@@ -16,6 +16,8 @@ from pathlib import Path
 import pytest
 from conftest import make_store, server_env
 
+from memory_mcp.truth.layout import DERIVED, INDEX_FILE
+
 # Imported by no command: the git library, the ULID library and the version lookup it made.
 NEVER = {"git", "ulid", "importlib.metadata"}
 # A recall over a settled store parses no file and writes nothing.
@@ -29,8 +31,9 @@ NOT_FOR_RECALL = {"yaml", "memory_mcp.truth.secret_rules", "memory_mcp.app.write
                   # truth/recall.py
                   "memory_mcp.truth.results", "memory_mcp.truth.options", "memory_mcp.truth.writeoptions",
                   "memory_mcp.truth.writeresults",
-                  # the file watcher, which only a long-lived process keeps
-                  "memory_mcp.index.watch"}
+                  # the file watcher, which only a long-lived process keeps, and the log, loaded when
+                  # something is logged (truth/logs.py), with the server's start
+                  "memory_mcp.index.watch", "logging", "memory_mcp.adapters.serve"}
 # A remember writes one memory: nothing of import, export, sync, the vectors or the installers; and
 # none of what its file, temp file, stamp and credential check once took from the standard library or
 # YAML (a value is checked for plain YAML by plainscalar.py, the host name read from uname).
@@ -42,8 +45,8 @@ NOT_FOR_REMEMBER = {"memory_mcp.app.importing", "memory_mcp.app.transfer", "memo
                     # the options and results of the other use cases (status, sync, team, the page: 35
                     # data classes, about 10 ms to build): a write's are in writeoptions.py, writeresults.py
                     "memory_mcp.truth.results", "memory_mcp.truth.options",
-                    # the file watcher, which only a long-lived process keeps
-                    "memory_mcp.index.watch"}
+                    # the file watcher, which only a long-lived process keeps, and the log (as above)
+                    "memory_mcp.index.watch", "logging", "memory_mcp.adapters.serve"}
 
 PROBE = """
 import json, sys
@@ -75,6 +78,22 @@ def test_recall_and_remember_import_only_what_they_run(tmp_path: Path) -> None:
     assert not _loaded(recall, NEVER | NOT_FOR_RECALL)
     remember = _modules(store, tmp_path, "remember", "The osprey rota is kept beside it.")
     assert not _loaded(remember, NEVER | NOT_FOR_REMEMBER)
+
+
+@pytest.mark.slow
+def test_a_one_shot_command_that_logs_loads_logging_and_logs_as_configured(tmp_path: Path) -> None:
+    """logging is imported when something is first logged (truth/logs.py), configured then as the
+    command line said: a recall over a damaged index says so on stderr in the house format, and
+    `--log-level error` keeps the warning out."""
+    store = make_store(tmp_path / "store")
+    _modules(store, tmp_path, "status")  # the index made
+    for level, shown in (("info", True), ("error", False)):
+        (store / DERIVED / INDEX_FILE).write_bytes(b"not an index, " * 100)
+        done = subprocess.run([sys.executable, "-m", "memory_mcp.cli", "--store", str(store), "--log-level", level,
+                               "recall", "kestrel"], capture_output=True, text=True,
+                              env=server_env(store, tmp_path), timeout=60)
+        assert done.returncode == 0, done.stderr
+        assert ("memory-mcp WARNING: index " in done.stderr and "unusable" in done.stderr) is shown, done.stderr
 
 
 @pytest.mark.slow

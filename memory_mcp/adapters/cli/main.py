@@ -8,8 +8,11 @@ import sys
 
 # Only what the hook path needs is imported here: a hook is a new process on every prompt
 # (benchmarks/bench_hooks.py). The commands, argparse and the parser load when another command runs.
-from memory_mcp.truth import roots, words
+from memory_mcp.truth import logs, roots, words
 from memory_mcp.truth.errors import StoreError
+
+# The commands that run libraries logging through `logging` themselves: it is configured before they start.
+LONG_LIVED = ("serve", "ui", "watch")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -22,11 +25,13 @@ def main(argv: list[str] | None = None) -> int:
         return hookcmd.fast(argv[1:])
     from memory_mcp.adapters.cli.parser import parser
     from memory_mcp.adapters.cli.registry import COMMANDS
-    from memory_mcp.adapters.serve.launch import configure_logging
 
     args = parser(argv).parse_args(argv)
     command = args.command or "serve"
-    configure_logging(args.log_level or os.environ.get("MEMORY_MCP_LOG_LEVEL") or "info")
+    # A command that goes well logs nothing: logging is imported when memory-mcp first logs (4 ms of
+    # a one-shot command's start), except for the long-lived ones.
+    logs.configure(args.log_level or os.environ.get("MEMORY_MCP_LOG_LEVEL") or "info",
+                   at_once=command in LONG_LIVED)
     if command == "hook":  # before anything that can fail: a hook exits non-zero only for an unknown event
         return COMMANDS[command].run(args)
     try:

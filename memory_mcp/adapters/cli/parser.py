@@ -11,6 +11,7 @@ import argparse
 from pathlib import Path
 
 import memory_mcp
+from memory_mcp.truth import logs
 
 
 def parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
@@ -19,11 +20,10 @@ def parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     modules imported): building every page took about 3 ms of a one-shot `memory-mcp recall`. The
     command list of `--help` before a command and of an unknown command's error is whole."""
     from memory_mcp.adapters.cli import registry
-    from memory_mcp.adapters.serve.launch import LEVELS
 
     top = argparse.ArgumentParser(add_help=False)
     top.add_argument("--store", type=Path, default=None, help=STORE_HELP)
-    top.add_argument("--log-level", choices=LEVELS, default=None, help=LOG_HELP)
+    top.add_argument("--log-level", choices=logs.LEVELS, default=None, help=LOG_HELP)
     common = _common(STORE_HELP)
     p = argparse.ArgumentParser(prog="memory-mcp", parents=[top], formatter_class=_Help,
                                 description="Long-term memory for coding agents, served over MCP. Without a "
@@ -54,11 +54,9 @@ LOG_HELP = "what goes to stderr (default: $MEMORY_MCP_LOG_LEVEL, else info)"
 def _common(store_help: str) -> argparse.ArgumentParser:
     """--store and --log-level for a subcommand. They must not default there, or they would undo
     `memory-mcp --store X status`."""
-    from memory_mcp.adapters.serve.launch import LEVELS
-
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--store", type=Path, default=argparse.SUPPRESS, help=store_help)
-    common.add_argument("--log-level", choices=LEVELS, default=argparse.SUPPRESS, help=LOG_HELP)
+    common.add_argument("--log-level", choices=logs.LEVELS, default=argparse.SUPPRESS, help=LOG_HELP)
     return common
 
 

@@ -27,14 +27,6 @@ log = logging.getLogger("memory_mcp")
 STOP_WAIT_SECONDS = 5.0
 
 
-LEVELS = ("debug", "info", "warning", "error")
-
-
-def configure_logging(level: str = "info") -> None:
-    """Log records of memory-mcp (and the SDK) to stderr, one line each: stdout carries the protocol."""
-    logging.basicConfig(level=level.upper(), format="memory-mcp %(levelname)s: %(message)s")
-
-
 def serve(root: Path | None = None, http: bool = False, host: str = "127.0.0.1", port: int = 8765,
           token: str | None = None, user_root: Path | None = None, watch: bool | None = None,
           team_root: Path | None = None) -> None:

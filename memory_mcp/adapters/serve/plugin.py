@@ -16,10 +16,11 @@ def main() -> int:
     """Serve the project's store and the user's over stdio."""
     named = roots.named_root()  # $MEMORY_MCP_ROOT overrides the project's store here as on every path
     config = roots.ScopeConfig(named) if named else roots.project_scopes(roots.working_folder() or Path.home())
-    from memory_mcp.adapters.serve.launch import configure_logging, serve
+    from memory_mcp.adapters.serve.launch import serve
+    from memory_mcp.truth import logs
     from memory_mcp.truth.errors import StoreError
 
-    configure_logging(os.environ.get("MEMORY_MCP_LOG_LEVEL") or "info")
+    logs.configure(os.environ.get("MEMORY_MCP_LOG_LEVEL") or "info")
     try:
         serve(config.project, user_root=config.user, team_root=config.team)
     except StoreError as e:
