@@ -4,6 +4,7 @@ git failure anywhere loads no git library and starts no process."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from memory_mcp.truth.identity import common_dir, git_dir
@@ -38,17 +39,24 @@ def head_ref(own_git_dir: Path) -> str | None:
 def read_head(own: Path, common: Path) -> str:
     """The commit HEAD names, read from git's files without a git process ("" when unborn or
     unreadable): `own` is the work tree's git directory, `common` the one holding its refs."""
+    # Bytes read with plain `open`: every tool call asks, and pathlib's text reading took twice as long.
     try:
-        head = (own / "HEAD").read_text(encoding="utf-8").strip()
+        head = _read(os.path.join(own, "HEAD"))
         if not head.startswith("ref: "):
             return head
         ref = head[5:]
-        loose = common / ref
-        if loose.is_file():
-            return loose.read_text(encoding="utf-8").strip()
-        for line in (common / "packed-refs").read_text(encoding="utf-8").splitlines():
+        try:
+            return _read(os.path.join(common, ref))
+        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+            pass  # not loose: packed
+        for line in _read(os.path.join(common, "packed-refs")).splitlines():
             if line.endswith(f" {ref}"):
                 return line.split(" ", 1)[0]
     except (OSError, UnicodeDecodeError):
         pass
     return ""
+
+
+def _read(path: str) -> str:
+    with open(path, "rb") as f:
+        return f.read().decode("utf-8").strip()

@@ -42,3 +42,31 @@ def test_only_a_plain_type_or_null_is_rewritten() -> None:
     assert props["name"]["type"] == ["string", "null"] and "anyOf" not in props["name"]
     assert props["count"]["type"] == ["integer", "null"]
     assert "anyOf" in props["tags"] and "anyOf" in props["either"]
+
+
+@dataclass
+class _Nested:
+    pairs: tuple[str, ...]
+    inner: _Sample
+    by_name: dict[str, list[_Sample]]
+
+
+def test_structured_content_is_what_asdict_gives_without_its_copy(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """`plain` replaced `dataclasses.asdict` in every tool answer (a recall's eight hits: 127 -> 69
+    us); what a client receives must not change: the same JSON for real answers and nested shapes."""
+    import json
+    from dataclasses import asdict
+
+    from memory_mcp.adapters.serve.answer import plain
+    from memory_mcp.app.store import Store
+
+    store = Store.open(tmp_path / "store")
+    try:
+        made = store.remember("Invoices round half-even to the cent.", title="Rounding", entities=["billing"])
+        answers = [made, store.recall("rounding invoices"), store.recall(entities=["billing"]), store.status()]
+    finally:
+        store.close()
+    nested = _Nested(("a", "b"), _Sample("x", tags=["t"]), {"k": [_Sample(None), _Sample("y", 2)]})
+    for answer in [*answers, nested]:
+        assert plain(answer) == json.loads(json.dumps(asdict(answer))), type(answer).__name__
+    assert plain(answers[1])["results"], "the recall found the memory"

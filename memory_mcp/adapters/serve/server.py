@@ -7,7 +7,6 @@ text rendering for the model, which reads `content`, not the structured copy.
 import logging
 import threading
 from collections.abc import Callable
-from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
@@ -23,13 +22,14 @@ from mcp.server.mcpserver import (
     Resolve,
 )
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import CallToolResult, TextContent
+from mcp.types import CallToolResult
 from mcp.types import Tool as MCPTool
 from pydantic import BaseModel, Field, PrivateAttr, ValidationError
 
 import memory_mcp
 from memory_mcp.adapters import render
 from memory_mcp.adapters.serve import toolcache
+from memory_mcp.adapters.serve.answer import answer
 from memory_mcp.adapters.serve.sessions import writer
 from memory_mcp.adapters.serve.toolargs import (
     ALWAYS_LOAD,
@@ -100,9 +100,9 @@ class PurgeConfirmation(BaseModel):
 
 
 def _not_asked(ok: bool) -> PurgeConfirmation:
-    answer = PurgeConfirmation(ok=ok)
-    answer._asked = False
-    return answer
+    confirmation = PurgeConfirmation(ok=ok)
+    confirmation._asked = False
+    return confirmation
 
 
 class _Server(MCPServer):
@@ -201,11 +201,6 @@ class _Calls:
             raise ToolError(str(Internal(f"{type(e).__name__}: {e}"))) from None
 
 
-def _answer(result: Any, text: str) -> CallToolResult:
-    """The tool result: a compact text for the model, the dataclass as structured content."""
-    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=asdict(result))
-
-
 def build_server(root: Path | None = None, user_root: Path | None = None,
                  scopes: ScopesHandle | None = None, tools_in_background: bool = False) -> MCPServer:
     """The server over the store at `root` (default: $MEMORY_MCP_ROOT or ~/.memory-mcp/default), and
@@ -255,7 +250,7 @@ def _add_memory_tools(mcp: MCPServer, call: _Calls) -> None:
         existing memories it may contradict, to settle with memory_resolve."""
         opts = writeoptions.Remember(content=content, title=title, by=writer(ctx), fields=fields)
         r = await call(lambda s: s.store(scope).remember(opts))
-        return _answer(r, render.remember(r))
+        return answer(r, render.remember(r))
 
     @mcp.tool(title="Recall", annotations=READ_ONLY, meta=ALWAYS_LOAD)
     async def memory_recall(
@@ -284,7 +279,7 @@ def _add_memory_tools(mcp: MCPServer, call: _Calls) -> None:
                       min_score=min_score, file=globs.project_relative(file, current_project()) if file else "",
                       as_of=as_of)
         r = await call(lambda s: s.recall(scope, opts))
-        return _answer(r, render.recall(r))
+        return answer(r, render.recall(r))
 
     @mcp.tool(title="Read a memory", annotations=READ_ONLY)
     async def memory_read(
@@ -293,7 +288,7 @@ def _add_memory_tools(mcp: MCPServer, call: _Calls) -> None:
     ) -> Annotated[CallToolResult, ReadResult]:
         """The whole memory: frontmatter, body, supersede chain both ways, and its git history."""
         r = await call(lambda s: (s.owner(id) if id else s.owner_of_path(path or "")).read(id, path))
-        return _answer(r, render.read(r))
+        return answer(r, render.read(r))
 
 
 def _add_change_tools(mcp: MCPServer, call: _Calls) -> None:
@@ -309,7 +304,7 @@ def _add_change_tools(mcp: MCPServer, call: _Calls) -> None:
         """Change a memory's text or fields in place. State changes go through memory_forget/memory_resolve."""
         opts = writeoptions.Update(id=id, content=content, title=title, by=writer(ctx), fields=fields)
         r = await call(lambda s: s.owner(id).update(opts))
-        return _answer(r, render.read(r))
+        return answer(r, render.read(r))
 
     async def ask_before_purge(id: str, mode: str, confirm: bool, ctx: Context
                                ) -> PurgeConfirmation | Elicit[PurgeConfirmation]:
@@ -349,7 +344,7 @@ def _add_change_tools(mcp: MCPServer, call: _Calls) -> None:
                                          "Do not purge it unless they ask again.")))
         opts = writeoptions.Forget(id=id, mode=mode, reason=reason, confirm=confirmed)
         r = await call(lambda s: s.owner(id).forget(opts))
-        return _answer(r, render.forget(r))
+        return answer(r, render.forget(r))
 
 
 def _add_upkeep_tools(mcp: MCPServer, call: _Calls) -> None:
@@ -359,7 +354,7 @@ def _add_upkeep_tools(mcp: MCPServer, call: _Calls) -> None:
         archived) or `keep_both` (both stay; the pair is never raised again). Many pairs at once (an
         import's) are for the person: `memory-mcp conflicts --resolve`."""
         r = await call(lambda s: s.owner(id).resolve(options.Resolve(id=id, other_id=other_id, decision=decision)))
-        return _answer(r, shown(r.message))  # it names the memories' titles
+        return answer(r, shown(r.message))  # it names the memories' titles
 
     @mcp.tool(title="Share a memory with the team", annotations=WRITE)
     async def memory_share(
@@ -369,7 +364,7 @@ def _add_upkeep_tools(mcp: MCPServer, call: _Calls) -> None:
         """Move one of the user's own memories (same id) into the project's team store, where teammates
         get it at their next sync: only when the user asks for it to be shared. One commit in each store."""
         r = await call(lambda s: s.share(options.Share(id=id, to=to)))
-        return _answer(r, render.share(r))
+        return answer(r, render.share(r))
 
     @mcp.tool(title="Feedback on a memory", annotations=WRITE)
     async def memory_feedback(
@@ -380,7 +375,7 @@ def _add_upkeep_tools(mcp: MCPServer, call: _Calls) -> None:
         """Report whether a recalled memory helped (+0.1) or misled (-0.2). At -0.5 it is withheld."""
         r = await call(lambda s: s.owner(id).feedback(writeoptions.Feedback(id=id, helpful=helpful, note=note)))
         text = f"{r.id} feedback {r.feedback}" + (" (withheld from recall)" if r.withheld else "")
-        return _answer(r, text)
+        return answer(r, text)
 
     @mcp.tool(title="Memory status", annotations=READ_ONLY)
     async def memory_status() -> Annotated[CallToolResult, StatusResult]:
@@ -389,7 +384,7 @@ def _add_upkeep_tools(mcp: MCPServer, call: _Calls) -> None:
         candidates, withheld memories, git state, and `vectors`: the dense model in use (the
         semantic extra) and how many memories have its vector."""
         r = await call(lambda s: s.status())
-        return _answer(r, render.status(r))
+        return answer(r, render.status(r))
 
     @mcp.tool(title="Rebuild the index", annotations=IDEMPOTENT_WRITE)
     async def memory_reindex(
@@ -400,7 +395,7 @@ def _add_upkeep_tools(mcp: MCPServer, call: _Calls) -> None:
         Reports progress (files done of all) to a caller that asked for it."""
         progress = _progress_to(ctx)
         r = await call(lambda s: s.reindex(verify, progress))
-        return _answer(r, render.reindex(r))
+        return answer(r, render.reindex(r))
 
 
 def _add_digest(mcp: MCPServer, scopes: ScopesHandle) -> None:
