@@ -6,6 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from injection_set import HOSTILE, ORDINARY
+from test_injection_set import file_text
+
 from memory_mcp.app.store import Store
 from memory_mcp.truth import injection
 from memory_mcp.truth.injection import FRAME, HIDDEN_TEXT, LINE, PHRASE, SCRIPT
@@ -23,6 +26,24 @@ def test_each_kind_is_found_on_its_line_and_no_reason_repeats_the_text() -> None
     for f in injection.scan(text):
         assert not any(word in f.reason for word in ("system-reminder", "ignore", "curl", "evil", "01JD"))
     assert "1 invisible or control character (zero-width characters)" in [f.reason for f in injection.scan(text)]
+
+
+def test_no_rule_is_skipped_by_its_prefilter_where_its_pattern_matches() -> None:
+    """A rule's pattern is compiled and searched only where its prefilter (`may_match`) passes: over
+    the labelled set as the files a write makes of it, and the shapes above, no pattern matches a text
+    its prefilter skipped."""
+    texts = [file_text(item) for item in (*HOSTILE, *ORDINARY)]
+    texts += ["- [01JD2K3A9FZQ4W8XVBH5T6N7RM] preference, today: x", "-\t**Bold** (decision, user)",
+              "-\n[01JD2K3A9FZQ4W8XVBH5T6N7RM]  fact"]
+    matched = set()
+    for text in texts:
+        clean = injection.HIDDEN.sub("", injection._JOINERS.sub("", text))  # as `scan` reads it
+        flat = " ".join(clean.lower().split())
+        for rule in (*injection._shapes(), *injection._phrases()):
+            if rule.pattern.search(clean):
+                matched.add(rule)
+                assert rule.may_match(flat), (rule.reason, text[:80])
+    assert {rule.kind for rule in matched} == {FRAME, LINE, PHRASE, SCRIPT}
 
 
 def test_imperative_preferences_and_harmless_mentions_are_not_flagged() -> None:
