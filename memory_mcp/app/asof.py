@@ -33,7 +33,8 @@ from memory_mcp.truth.model import parse_iso
 from memory_mcp.truth.recall import Coverage, Hit
 from memory_mcp.truth.secrets import scan
 from memory_mcp.truth.standing import blob_sha
-from memory_mcp.vcs.history import Commit, History
+from memory_mcp.vcs.commits import Commit
+from memory_mcp.vcs.history import History
 
 FOLDER = "asof"
 KEEP = 4

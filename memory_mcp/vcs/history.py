@@ -26,12 +26,12 @@ from memory_mcp.vcs.objects import (
     commit_body,
 )
 from memory_mcp.vcs.objects import subject as commit_subject
-from memory_mcp.vcs.readops import Commit, Deletion, ReadOps
+from memory_mcp.vcs.readops import ReadOps
 from memory_mcp.vcs.remote import RemoteOps
 from memory_mcp.vcs.repo import GitFailed, git_dirs, head_ref
 from memory_mcp.vcs.staging import BULK_STAGE, ScratchBase, StagingOps
 
-__all__ = ["Commit", "Deletion", "GitFailed", "HeadKeptMoving", "History"]
+__all__ = ["GitFailed", "HeadKeptMoving", "History"]
 
 FALLBACK_NAME = "memory-mcp"
 FALLBACK_EMAIL = "memory-mcp@localhost"

@@ -8,37 +8,16 @@ from __future__ import annotations
 
 import subprocess
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from memory_mcp.truth.layout import MEMORIES
 from memory_mcp.truth.paths import shown
 from memory_mcp.vcs.repo import GitFailed, read_head
 
+if TYPE_CHECKING:  # built by the reads that return them: a write or a recall builds none
+    from memory_mcp.vcs.commits import Change, Commit, Deletion
 
-@dataclass(frozen=True)
-class Commit:
-    commit: str
-    date: str
-    message: str
-
-
-@dataclass(frozen=True)
-class Change:
-    """One file a commit changed: its blob before and after (None where the file was absent)."""
-
-    path: str
-    before: str | None
-    after: str | None
-
-
-@dataclass(frozen=True)
-class Deletion:
-    """One commit that deleted files: its sha, its committer date (ISO 8601) and the deleted paths."""
-
-    commit: str
-    date: str
-    paths: tuple[str, ...]
 
 
 MAX_ARGV_PATHS = 200
@@ -208,17 +187,23 @@ class ReadOps:
 
     def log(self, path: str, limit: int = 20) -> list[Commit]:
         """The commits that touched one file, newest first, following renames."""
+        from memory_mcp.vcs.commits import Commit
+
         out = self._git("log", f"-n{limit}", "--follow", "--format=%H%x1f%aI%x1f%s", "--", path, check=False)
         return [Commit(*line.split("\x1f", 2)) for line in out.splitlines() if line.count("\x1f") == 2]
 
     def head_commit(self) -> Commit | None:
         """The commit HEAD is on (committer date), or None before the first commit."""
+        from memory_mcp.vcs.commits import Commit
+
         line = self._git("log", "-1", "--format=%H%x1f%cI%x1f%s", "HEAD", check=False).strip()
         return Commit(*line.split("\x1f", 2)) if line.count("\x1f") == 2 else None
 
     def commit_changes(self, rev: str) -> tuple[Commit, list[Change]] | None:
         """What commit `rev` changed against its first parent (against nothing for a first commit),
         each file with its blob before and after (None: absent); None when there is no such commit."""
+        from memory_mcp.vcs.commits import Change, Commit
+
         if rev.startswith("-"):
             return None
         sha = self._git("rev-parse", "-q", "--verify", f"{rev}^{{commit}}", check=False).strip()
@@ -239,6 +224,8 @@ class ReadOps:
         """The last first-parent commit of HEAD whose committer date is at or before `until` (ISO 8601
         with an offset), or None when history starts after it. First parent: what this branch held
         then, not the date a merged branch's commit was made elsewhere."""
+        from memory_mcp.vcs.commits import Commit
+
         out = self._git("log", "--first-parent", "-n1", f"--until={until}", "--format=%H%x1f%cI%x1f%s", "HEAD",
                         check=False)
         line = out.strip()
@@ -285,6 +272,8 @@ class ReadOps:
     def deleted_files(self, under: str = "memories") -> list[Deletion]:
         """Every commit that deleted files under `under`, newest first, with the paths it deleted
         (read a deleted file's last text with `blob(f"{commit}^", path)`)."""
+        from memory_mcp.vcs.commits import Deletion
+
         log = self._git("log", "--diff-filter=D", "--name-only", "-z", "--format=%x1e%H %cI", "--", under)
         out: list[Deletion] = []
         for chunk in log.split("\x1e"):

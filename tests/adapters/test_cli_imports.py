@@ -33,7 +33,9 @@ NOT_FOR_RECALL = {"yaml", "memory_mcp.truth.secret_rules", "memory_mcp.app.write
                   "memory_mcp.truth.writeresults",
                   # the file watcher, which only a long-lived process keeps, and the log, loaded when
                   # something is logged (truth/logs.py), with the server's start
-                  "memory_mcp.index.watch", "logging", "memory_mcp.adapters.serve"}
+                  "memory_mcp.index.watch", "logging", "memory_mcp.adapters.serve",
+                  # what the history's reads return (a commit, its changes, the deletions)
+                  "memory_mcp.vcs.commits"}
 # A remember writes one memory: nothing of import, export, sync, the vectors or the installers; and
 # none of what its file, temp file, stamp and credential check once took from the standard library or
 # YAML (a value is checked for plain YAML by plainscalar.py, the host name read from uname).
@@ -46,7 +48,9 @@ NOT_FOR_REMEMBER = {"memory_mcp.app.importing", "memory_mcp.app.transfer", "memo
                     # data classes, about 10 ms to build): a write's are in writeoptions.py, writeresults.py
                     "memory_mcp.truth.results", "memory_mcp.truth.options",
                     # the file watcher, which only a long-lived process keeps, and the log (as above)
-                    "memory_mcp.index.watch", "logging", "memory_mcp.adapters.serve"}
+                    "memory_mcp.index.watch", "logging", "memory_mcp.adapters.serve",
+                    # what the history's reads return (a commit, its changes, the deletions)
+                    "memory_mcp.vcs.commits"}
 
 PROBE = """
 import json, sys
