@@ -8,7 +8,7 @@ import sys
 
 # Only what the hook path needs is imported here: a hook is a new process on every prompt
 # (benchmarks/bench_hooks.py). The commands, argparse and the parser load when another command runs.
-from memory_mcp.truth import logs, roots, words
+from memory_mcp.truth import roots, words
 from memory_mcp.truth.errors import StoreError
 
 # The commands that run libraries logging through `logging` themselves: it is configured before they start.
@@ -25,6 +25,7 @@ def main(argv: list[str] | None = None) -> int:
         return hookcmd.fast(argv[1:])
     from memory_mcp.adapters.cli.parser import parser
     from memory_mcp.adapters.cli.registry import COMMANDS
+    from memory_mcp.truth import logs
 
     args = parser(argv).parse_args(argv)
     command = args.command or "serve"
