@@ -19,13 +19,17 @@ from __future__ import annotations
 
 import re
 
-_FORMAT = (
+_FORMAT_BMP = (
     "\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b-\u200f\u2028-\u202e"
-    "\u2060-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U0001343f\U0001bca0-\U0001bca3"
-    "\U0001d173-\U0001d17a\U000e0000-\U000e007f"
+    "\u2060-\u206f\ufeff\ufff9-\ufffb"
 )
+_FORMAT_ASTRAL = "\U000110bd\U000110cd\U00013430-\U0001343f\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e007f"
 _CONTROLS = "\x00-\x08\x0b-\x1f\x7f-\x9f"
-HIDDEN = re.compile(f"[{_CONTROLS}{_FORMAT}]")
+HIDDEN = re.compile(f"[{_CONTROLS}{_FORMAT_BMP}{_FORMAT_ASTRAL}]")
+# What `has_hidden` searches first: the hidden characters of the Basic Multilingual Plane and any
+# character beyond it, whose few hits are then checked against HIDDEN. HIDDEN's own astral ranges
+# slowed its search of every character: 3 KB of a recall's text took 27 us, against 10 with this.
+_CANDIDATE = re.compile(f"[{_CONTROLS}{_FORMAT_BMP}\U00010000-\U0010ffff]")
 
 
 def _escape(m: re.Match[str]) -> str:
@@ -37,9 +41,9 @@ def _escape(m: re.Match[str]) -> str:
 
 def shown(text: str) -> str:
     """`text` with every control and format character but tab and newline written as an escape."""
-    return HIDDEN.sub(_escape, text) if HIDDEN.search(text) else text
+    return HIDDEN.sub(_escape, text) if has_hidden(text) else text
 
 
 def has_hidden(text: str) -> bool:
     """Whether `text` holds a character `shown` escapes."""
-    return HIDDEN.search(text) is not None
+    return any(m[0] <= "\uffff" or HIDDEN.match(m[0]) for m in _CANDIDATE.finditer(text))
