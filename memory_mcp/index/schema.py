@@ -284,7 +284,7 @@ class Holder:
 @functools.lru_cache(maxsize=2048)
 def _json_map(text: str) -> Mapping[str, str]:
     # One decoding per distinct value, shared read-only: the memories of a session carry the same
-    # `written_by`, and a recall reads 24 whole rows (a twelfth of an agent-built store's search).
+    # `written_by`, and a recall reads 24 whole rows (decoding each cost about 60 us of a recall at 1,000).
     return MappingProxyType(json.loads(text))
 
 
