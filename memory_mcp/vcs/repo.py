@@ -4,10 +4,11 @@ git failure anywhere loads no git library and starts no process."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
+from memory_mcp.truth.errors import ParseError
 from memory_mcp.truth.identity import common_dir, git_dir
+from memory_mcp.truth.paths import read_regular
 
 
 class GitFailed(Exception):
@@ -39,24 +40,28 @@ def head_ref(own_git_dir: Path) -> str | None:
 def read_head(own: Path, common: Path) -> str:
     """The commit HEAD names, read from git's files without a git process ("" when unborn or
     unreadable): `own` is the work tree's git directory, `common` the one holding its refs."""
-    # Bytes read with plain `open`: every tool call asks, and pathlib's text reading took twice as long.
+    # Bytes read with `paths.read_regular` (a pipe or a device in their place never hangs a call):
+    # every tool call asks, and pathlib's text reading took twice as long.
     try:
-        head = _read(os.path.join(own, "HEAD"))
+        head = _read(own / "HEAD", _REF_LIMIT)
         if not head.startswith("ref: "):
             return head
         ref = head[5:]
         try:
-            return _read(os.path.join(common, ref))
-        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+            return _read(common / ref, _REF_LIMIT)
+        except (FileNotFoundError, NotADirectoryError, ParseError):
             pass  # not loose: packed
-        for line in _read(os.path.join(common, "packed-refs")).splitlines():
+        for line in _read(common / "packed-refs", -1).splitlines():
             if line.endswith(f" {ref}"):
                 return line.split(" ", 1)[0]
-    except (OSError, UnicodeDecodeError):
+    except (OSError, UnicodeDecodeError, ParseError):
         pass
     return ""
 
 
-def _read(path: str) -> str:
-    with open(path, "rb") as f:
-        return f.read().decode("utf-8").strip()
+def _read(path: Path, limit: int) -> str:
+    return read_regular(path, limit).decode("utf-8").strip()
+
+
+# HEAD and a loose ref hold one line; asking `read` for more allocates that much on every call.
+_REF_LIMIT = 4096

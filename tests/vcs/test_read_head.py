@@ -44,3 +44,19 @@ def test_read_head_is_empty_for_an_unborn_branch_or_an_unreadable_ref(tmp_path: 
     assert read_head(repo / ".git", repo / ".git") == ""
     (repo / ".git" / "HEAD").write_bytes(b"ref: refs/heads/\xff\n")  # not UTF-8
     assert read_head(repo / ".git", repo / ".git") == ""
+
+
+def test_read_head_does_not_hang_on_a_named_pipe_where_the_ref_would_be(tmp_path: Path) -> None:
+    """Every tool call reads HEAD: a pipe in the loose ref's place (a store in a shared folder can hold
+    anything) must not block the call; the packed ref is read instead."""
+    import os
+    import sys
+
+    repo = _repo(tmp_path)
+    git_dir = repo / ".git"
+    want = _git(repo, "rev-parse", "HEAD")
+    _git(repo, "pack-refs", "--all")
+    os.mkfifo(git_dir / "refs" / "heads" / "main")
+    code = f"from pathlib import Path; from memory_mcp.vcs.repo import read_head; g = Path({str(git_dir)!r}); print(read_head(g, g))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30)
+    assert done.stdout.strip() == want, done.stderr
